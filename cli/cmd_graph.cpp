@@ -1,0 +1,123 @@
+// `xpusim graph`: the op graph of a model (forward, or a whole training step) with per-op
+// work and totals.
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.hpp"
+#include "common/error.hpp"
+#include "common/output.hpp"
+#include "models/work.hpp"
+#include "models/zoo.hpp"
+
+namespace xpusim::cli {
+
+namespace {
+struct GraphArgs {
+  std::string model;
+  long long batch = 32;
+  bool train = false;
+  std::string precision = "fp32";
+  std::string optimizer;
+  std::string format = "table";
+  bool totals_only = false;
+};
+}  // namespace
+
+void register_graph(CLI::App& app) {
+  auto a = std::make_shared<GraphArgs>();
+  auto* cmd = app.add_subcommand("graph", "op graph of one step of a model: per-op FLOPs, bytes, and totals");
+  cmd->add_option("--model", a->model, "zoo model name (xpusim models) or a model YAML path")->required();
+  cmd->add_option("--batch", a->batch, "batch size (samples per step)")->capture_default_str();
+  cmd->add_flag("--train", a->train, "list the ops of the whole training step (forward, backward, update)");
+  cmd->add_option("--precision", a->precision, std::string("fp32|bf16|mixed (") + precision_choices() + ")")
+      ->capture_default_str();
+  cmd->add_option("--optimizer", a->optimizer, "sgd_momentum|adam (default: the model's recipe)");
+  cmd->add_flag("--totals", a->totals_only, "print the totals only, no per-op rows");
+  add_format_option(*cmd, a->format, "table|json|csv", "table");
+  cmd->callback([a] {
+    OutputFormat f = parse_output_format(a->format, {OutputFormat::table, OutputFormat::json, OutputFormat::csv});
+    if (a->batch <= 0) throw UserError("--batch: must be > 0, got " + std::to_string(a->batch));
+    GraphOptions o;
+    o.batch = a->batch;
+    if (!parse_precision(a->precision, o.precision))
+      throw UserError("--precision: unknown precision '" + a->precision + "' (one of " + precision_choices() + ")");
+    ModelSpec spec = find_model(a->model);
+    std::string opt = a->optimizer.empty() ? spec.optimizer : a->optimizer;
+    if (!parse_optimizer(opt, o.training_options.optimizer))
+      throw UserError("--optimizer: unknown optimizer '" + opt + "' (sgd_momentum|adam)");
+    o.training = true;  // totals always cover the training step; --train lists its ops
+    OpGraph g = build_graph(spec, o);
+    GraphTotals t = graph_totals(g);
+    std::vector<int> shown;
+    for (int i = 0; i < g.num_ops(); ++i)
+      if (a->train || g.op(i).phase == Phase::forward) shown.push_back(i);
+
+    if (f == OutputFormat::json) {
+      nlohmann::json ops = nlohmann::json::array();
+      if (!a->totals_only)
+        for (int i : shown) {
+          const OpNode& op = g.op(i);
+          nlohmann::json outs = nlohmann::json::array();
+          for (int o2 : op.outputs) outs.push_back(g.tensor(o2).desc.shape);
+          ops.push_back({{"name", op.name},
+                         {"kind", op_kind_name(op.kind)},
+                         {"phase", phase_name(op.phase)},
+                         {"flops", op.work.flops},
+                         {"transcendentals", op.work.transcendentals},
+                         {"bytes_read", op.work.bytes_read},
+                         {"bytes_written", op.work.bytes_written},
+                         {"output_shapes", outs}});
+        }
+      nlohmann::json j = {{"model", spec.name},
+                          {"batch", a->batch},
+                          {"precision", precision_name(o.precision)},
+                          {"optimizer", optimizer_name(o.training_options.optimizer)},
+                          {"params", t.params},
+                          {"flops_forward", t.flops_forward},
+                          {"flops_backward", t.flops_backward},
+                          {"flops_update", t.flops_update},
+                          {"flops_train_step", t.flops_train_step},
+                          {"bytes_read_train_step", t.bytes_read},
+                          {"bytes_written_train_step", t.bytes_written},
+                          {"activation_bytes", t.activation_bytes},
+                          {"weight_bytes", t.weight_bytes},
+                          {"weight_grad_bytes", t.weight_grad_bytes},
+                          {"optimizer_state_bytes", t.optimizer_state_bytes},
+                          {"low_precision_weight_bytes", t.low_precision_weight_bytes},
+                          {"input_bytes", t.input_bytes},
+                          {"peak_memory_bytes", t.peak_bytes},
+                          {"num_ops_train_step", t.num_ops},
+                          {"ops", ops}};
+      print_json(std::cout, j);
+      return;
+    }
+    if (!a->totals_only) {
+      Table ops{{"op", "kind", "phase", "output_shape", "gflops", "bytes_read", "bytes_written"}};
+      for (int i : shown) {
+        const OpNode& op = g.op(i);
+        ops.add({op.name, op_kind_name(op.kind), phase_name(op.phase),
+                 op.outputs.empty() ? "" : shape_str(g.tensor(op.outputs[0]).desc.shape),
+                 fmt_fixed(op.work.flops / 1e9, 6), fmt_int(op.work.bytes_read), fmt_int(op.work.bytes_written)});
+      }
+      ops.print(std::cout, f);
+      if (f == OutputFormat::csv) return;  // CSV: one table per invocation
+      std::cout << "\n";
+    }
+    Table tot{{"total", "value"}};
+    tot.right_align = {false, true};
+    tot.add({"model", spec.name});
+    tot.add({"batch", fmt_int(a->batch)});
+    tot.add({"precision", precision_name(o.precision)});
+    tot.add({"params", fmt_int(t.params)});
+    tot.add({"gflops_forward", fmt_fixed(t.flops_forward / 1e9, 3)});
+    tot.add({"gflops_train_step", fmt_fixed(t.flops_train_step / 1e9, 3)});
+    tot.add({"activation_bytes", fmt_int(t.activation_bytes) + " (" + fmt_bytes(t.activation_bytes) + ")"});
+    tot.add({"weight_bytes", fmt_int(t.weight_bytes)});
+    tot.add({"optimizer_state_bytes", fmt_int(t.optimizer_state_bytes)});
+    tot.add({"peak_memory_bytes", fmt_int(t.peak_bytes) + " (" + fmt_bytes(t.peak_bytes) + ")"});
+    tot.add({"ops_train_step", fmt_int(t.num_ops)});
+    tot.print(std::cout, f);
+  });
+}
+
+}  // namespace xpusim::cli

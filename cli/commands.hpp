@@ -1,0 +1,20 @@
+// Each subcommand lives in its own cli/cmd_*.cpp and registers itself here.
+#pragma once
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+namespace xpusim::cli {
+
+void register_all(CLI::App& app);
+
+// One line per command (commands.cpp calls them in this order).
+void register_models(CLI::App& app);
+void register_graph(CLI::App& app);
+void register_backends(CLI::App& app);
+
+// Shared flag helpers so every command spells and validates them the same way.
+void add_format_option(CLI::App& cmd, std::string& target, const std::string& choices, const std::string& def);
+
+}  // namespace xpusim::cli

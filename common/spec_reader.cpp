@@ -1,0 +1,269 @@
+#include "common/spec_reader.hpp"
+
+#include <fstream>
+#include <sstream>
+
+namespace xpusim {
+
+std::string yaml_location(const std::string& file, const YAML::Node& node) {
+  std::ostringstream os;
+  os << file;
+  if (node && node.Mark().line >= 0) os << ":" << node.Mark().line + 1;
+  return os.str();
+}
+
+YAML::Node load_yaml_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw UserError(path + ": cannot open file");
+  try {
+    return YAML::Load(in);
+  } catch (const YAML::Exception& e) {
+    std::ostringstream os;
+    os << path << ":" << e.mark.line + 1 << ": YAML syntax error: " << e.msg;
+    throw UserError(os.str());
+  }
+}
+
+SpecReader::SpecReader(YAML::Node node, std::string file, std::string context)
+    : node_(std::move(node)), file_(std::move(file)), context_(std::move(context)) {
+  if (node_ && !node_.IsMap() && !node_.IsNull()) {
+    throw UserError(yaml_location(file_, node_) + ": " + (context_.empty() ? "" : context_ + ": ") +
+                    "expected a mapping of key: value");
+  }
+}
+
+void SpecReader::fail(const std::string& key, const std::string& msg) const {
+  YAML::Node at = node_ ? node_[key] : YAML::Node();
+  std::string where = yaml_location(file_, at && at.IsDefined() ? at : node_);
+  std::string full_key = context_.empty() ? key : context_ + "." + key;
+  throw UserError(where + ": " + full_key + ": " + msg);
+}
+
+YAML::Node SpecReader::get(const std::string& key) const {
+  if (!node_ || !node_.IsMap()) return YAML::Node();
+  return node_[key];
+}
+
+bool SpecReader::has(const std::string& key) const {
+  YAML::Node n = get(key);
+  return n && n.IsDefined() && !n.IsNull();
+}
+
+void SpecReader::declare(const std::string& key, const std::string& unit, const std::string& def,
+                         const std::string& desc) {
+  known_.insert(key);
+  docs_.push_back({context_.empty() ? key : context_ + "." + key, unit, def, desc});
+}
+
+static std::string fmt_num(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+double SpecReader::number(const std::string& key, std::optional<double> def, const std::string& unit,
+                          const std::string& desc, const std::function<std::string(double)>& check) {
+  declare(key, unit, def ? fmt_num(*def) : "required", desc);
+  double v;
+  if (!has(key)) {
+    if (!def) fail(key, "required field is missing (" + desc + ")");
+    v = *def;
+  } else {
+    YAML::Node n = get(key);
+    if (!n.IsScalar()) fail(key, "expected a number");
+    try {
+      v = n.as<double>();
+    } catch (const YAML::Exception&) {
+      fail(key, "expected a number, got '" + n.Scalar() + "'");
+    }
+  }
+  if (check) {
+    std::string err = check(v);
+    if (!err.empty()) fail(key, err);
+  }
+  return v;
+}
+
+long long SpecReader::integer(const std::string& key, std::optional<long long> def, const std::string& unit,
+                              const std::string& desc, const std::function<std::string(long long)>& check) {
+  declare(key, unit, def ? std::to_string(*def) : "required", desc);
+  long long v;
+  if (!has(key)) {
+    if (!def) fail(key, "required field is missing (" + desc + ")");
+    v = *def;
+  } else {
+    YAML::Node n = get(key);
+    if (!n.IsScalar()) fail(key, "expected an integer");
+    try {
+      v = n.as<long long>();
+    } catch (const YAML::Exception&) {
+      fail(key, "expected an integer, got '" + n.Scalar() + "'");
+    }
+  }
+  if (check) {
+    std::string err = check(v);
+    if (!err.empty()) fail(key, err);
+  }
+  return v;
+}
+
+std::string SpecReader::text(const std::string& key, std::optional<std::string> def, const std::string& desc,
+                             const std::vector<std::string>& allowed) {
+  std::string d = desc;
+  if (!allowed.empty()) {
+    d += " (one of:";
+    for (const auto& a : allowed) d += " " + a;
+    d += ")";
+  }
+  declare(key, "", def ? *def : "required", d);
+  std::string v;
+  if (!has(key)) {
+    if (!def) fail(key, "required field is missing (" + desc + ")");
+    v = *def;
+  } else {
+    YAML::Node n = get(key);
+    if (!n.IsScalar()) fail(key, "expected a string");
+    v = n.Scalar();
+  }
+  if (!allowed.empty()) {
+    bool ok = false;
+    for (const auto& a : allowed) ok = ok || a == v;
+    if (!ok) {
+      std::string list;
+      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+      fail(key, "'" + v + "' is not one of: " + list);
+    }
+  }
+  return v;
+}
+
+bool SpecReader::flag(const std::string& key, std::optional<bool> def, const std::string& desc) {
+  declare(key, "bool", def ? (*def ? "true" : "false") : "required", desc);
+  if (!has(key)) {
+    if (!def) fail(key, "required field is missing (" + desc + ")");
+    return *def;
+  }
+  try {
+    return get(key).as<bool>();
+  } catch (const YAML::Exception&) {
+    fail(key, "expected true or false");
+  }
+}
+
+std::vector<double> SpecReader::numbers(const std::string& key, std::optional<std::vector<double>> def,
+                                        const std::string& unit, const std::string& desc) {
+  declare(key, unit, def ? "[...]" : "required", desc);
+  if (!has(key)) {
+    if (!def) fail(key, "required field is missing (" + desc + ")");
+    return *def;
+  }
+  YAML::Node n = get(key);
+  if (!n.IsSequence()) fail(key, "expected a list of numbers");
+  std::vector<double> out;
+  for (const auto& e : n) {
+    try {
+      out.push_back(e.as<double>());
+    } catch (const YAML::Exception&) {
+      fail(key, "expected a list of numbers");
+    }
+  }
+  return out;
+}
+
+std::vector<long long> SpecReader::integers(const std::string& key, std::optional<std::vector<long long>> def,
+                                            const std::string& unit, const std::string& desc) {
+  declare(key, unit, def ? "[...]" : "required", desc);
+  if (!has(key)) {
+    if (!def) fail(key, "required field is missing (" + desc + ")");
+    return *def;
+  }
+  YAML::Node n = get(key);
+  if (n.IsScalar()) {
+    try {
+      return {n.as<long long>()};
+    } catch (const YAML::Exception&) {
+      fail(key, "expected an integer or a list of integers");
+    }
+  }
+  if (!n.IsSequence()) fail(key, "expected a list of integers");
+  std::vector<long long> out;
+  for (const auto& e : n) {
+    try {
+      out.push_back(e.as<long long>());
+    } catch (const YAML::Exception&) {
+      fail(key, "expected a list of integers");
+    }
+  }
+  return out;
+}
+
+std::map<std::string, double> SpecReader::number_map(const std::string& key, const std::string& unit,
+                                                     const std::string& desc) {
+  declare(key, unit, "{}", desc);
+  std::map<std::string, double> out;
+  if (!has(key)) return out;
+  YAML::Node n = get(key);
+  if (!n.IsMap()) fail(key, "expected a mapping of name: number");
+  for (const auto& kv : n) {
+    try {
+      out[kv.first.as<std::string>()] = kv.second.as<double>();
+    } catch (const YAML::Exception&) {
+      fail(key, "expected a mapping of name: number");
+    }
+  }
+  return out;
+}
+
+YAML::Node SpecReader::child(const std::string& key, const std::string& desc, bool required) {
+  declare(key, "", required ? "required" : "(none)", desc);
+  if (!has(key)) {
+    if (required) fail(key, "required field is missing (" + desc + ")");
+    return YAML::Node();
+  }
+  return get(key);
+}
+
+void SpecReader::finish() {
+  if (!node_ || !node_.IsMap()) return;
+  for (const auto& kv : node_) {
+    std::string k = kv.first.as<std::string>();
+    if (!known_.count(k)) {
+      std::string list;
+      for (const auto& a : known_) list += (list.empty() ? "" : ", ") + a;
+      std::string full_key = context_.empty() ? k : context_ + "." + k;
+      throw UserError(yaml_location(file_, kv.first) + ": " + full_key + ": unknown key (known keys: " + list + ")");
+    }
+  }
+}
+
+void apply_overrides(YAML::Node& node, const std::vector<std::string>& overrides, const std::string& flag_name) {
+  for (const auto& o : overrides) {
+    auto eq = o.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw UserError(flag_name + " " + o + ": expected KEY=VALUE");
+    }
+    std::string key = o.substr(0, eq);
+    std::string value = o.substr(eq + 1);
+    // Walk dotted keys; yaml-cpp nodes are handles, so assign through a chain of copies.
+    std::vector<std::string> parts;
+    std::stringstream ss(key);
+    for (std::string p; std::getline(ss, p, '.');) parts.push_back(p);
+    std::vector<YAML::Node> chain{node};
+    for (size_t i = 0; i + 1 < parts.size(); ++i) {
+      YAML::Node next = chain.back()[parts[i]];
+      if (!next.IsDefined() || !next.IsMap()) {
+        throw UserError(flag_name + " " + o + ": '" + parts[i] + "' is not a mapping in this file");
+      }
+      chain.push_back(next);
+    }
+    YAML::Node parsed;
+    try {
+      parsed = YAML::Load(value);
+    } catch (const YAML::Exception& e) {
+      throw UserError(flag_name + " " + o + ": value is not valid YAML: " + e.msg);
+    }
+    chain.back()[parts.back()] = parsed;
+  }
+}
+
+}  // namespace xpusim

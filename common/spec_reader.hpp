@@ -1,0 +1,79 @@
+// SpecReader: reads one YAML mapping into a typed, immutable Spec struct exactly once.
+// Every field is declared with a unit, a default and a description; unknown keys are
+// errors reported as "file:line: key: message". The declared fields double as the schema
+// that `xpusim describe` prints, so documentation cannot drift from the parser.
+#pragma once
+#include <yaml-cpp/yaml.h>
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+
+namespace xpusim {
+
+struct FieldDoc {
+  std::string key;
+  std::string unit;
+  std::string default_value;  // "required" when there is none
+  std::string description;
+};
+
+// Where a YAML node came from, for error messages.
+std::string yaml_location(const std::string& file, const YAML::Node& node);
+
+// Loads a YAML file; syntax errors become UserError with file:line.
+YAML::Node load_yaml_file(const std::string& path);
+
+class SpecReader {
+ public:
+  SpecReader(YAML::Node node, std::string file, std::string context = "");
+
+  // Scalars. `check` returns an error message (empty when the value is fine).
+  double number(const std::string& key, std::optional<double> def, const std::string& unit,
+                const std::string& desc, const std::function<std::string(double)>& check = {});
+  long long integer(const std::string& key, std::optional<long long> def, const std::string& unit,
+                    const std::string& desc, const std::function<std::string(long long)>& check = {});
+  std::string text(const std::string& key, std::optional<std::string> def, const std::string& desc,
+                   const std::vector<std::string>& allowed = {});
+  bool flag(const std::string& key, std::optional<bool> def, const std::string& desc);
+  std::vector<double> numbers(const std::string& key, std::optional<std::vector<double>> def,
+                              const std::string& unit, const std::string& desc);
+  std::vector<long long> integers(const std::string& key, std::optional<std::vector<long long>> def,
+                                  const std::string& unit, const std::string& desc);
+  std::map<std::string, double> number_map(const std::string& key, const std::string& unit,
+                                           const std::string& desc);
+  // A nested mapping or sequence, for loaders that recurse (returns a null node when absent).
+  YAML::Node child(const std::string& key, const std::string& desc, bool required = false);
+
+  bool has(const std::string& key) const;
+  // Call once all fields are read: rejects keys that no field declared.
+  void finish();
+
+  const std::vector<FieldDoc>& docs() const { return docs_; }
+  const std::string& file() const { return file_; }
+  const YAML::Node& node() const { return node_; }
+  [[noreturn]] void fail(const std::string& key, const std::string& msg) const;
+
+ private:
+  YAML::Node get(const std::string& key) const;
+  void declare(const std::string& key, const std::string& unit, const std::string& def,
+               const std::string& desc);
+  YAML::Node node_;
+  std::string file_;
+  std::string context_;
+  std::set<std::string> known_;
+  std::vector<FieldDoc> docs_;
+};
+
+// Applies `--set key=value` overrides to a mapping before it is parsed, so overrides are
+// validated by the same reader as the file. Nested keys use dots (`host.cores=4`).
+// A key the file does not have is still allowed; the reader then rejects it if unknown.
+void apply_overrides(YAML::Node& node, const std::vector<std::string>& overrides,
+                     const std::string& flag_name = "--set");
+
+}  // namespace xpusim

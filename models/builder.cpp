@@ -1,0 +1,286 @@
+#include "models/builder.hpp"
+
+#include "common/error.hpp"
+
+namespace xpusim {
+
+namespace {
+int64_t conv_out(int64_t in, int k, int s, int p, int d) { return (in + 2 * p - d * (k - 1) - 1) / s + 1; }
+}  // namespace
+
+ModelBuilder::ModelBuilder(OpGraph& g, int64_t batch, Precision precision)
+    : g_(g), batch_(batch), act_(activation_dtype(precision)) {
+  g_.batch = batch;
+  g_.precision = precision;
+}
+
+int ModelBuilder::image_input(int64_t c, int64_t h, int64_t w) {
+  int t = g_.add_tensor("images", {{batch_, c, h, w}, act_}, TensorRole::input);
+  pending_inputs_.push_back(t);
+  return t;
+}
+
+int ModelBuilder::sequence_input(const std::string& name, int64_t length) {
+  int t = g_.add_tensor(name, {{batch_, length}, DType::int32}, TensorRole::input);
+  pending_inputs_.push_back(t);
+  return t;
+}
+
+int ModelBuilder::feature_input(const std::string& name, int64_t length, int64_t features) {
+  int t = g_.add_tensor(name, {{batch_, length, features}, act_}, TensorRole::input);
+  pending_inputs_.push_back(t);
+  return t;
+}
+
+int ModelBuilder::labels(int64_t per_timestep_length) {
+  Shape s = per_timestep_length > 0 ? Shape{batch_, per_timestep_length} : Shape{batch_};
+  int t = g_.add_tensor("labels", {s, DType::int32}, TensorRole::label);
+  pending_inputs_.push_back(t);
+  return t;
+}
+
+void ModelBuilder::seal_inputs() {
+  if (sealed_) return;
+  sealed_ = true;
+  if (pending_inputs_.empty()) throw InternalError("model declares no inputs");
+  OpNode op;
+  op.name = "input";
+  op.kind = OpKind::Input;
+  op.outputs = pending_inputs_;
+  op.compute_dtype = act_;
+  g_.add_op(op);
+}
+
+int ModelBuilder::weight(const std::string& name, Shape shape) {
+  return g_.add_tensor(name, {std::move(shape), DType::fp32}, TensorRole::weight);
+}
+
+int ModelBuilder::act_tensor(const std::string& name, Shape shape) {
+  return g_.add_tensor(name, {std::move(shape), act_}, TensorRole::activation);
+}
+
+int ModelBuilder::add(OpKind kind, const std::string& name, OpAttrs attrs, std::vector<int> in, std::vector<int> out) {
+  seal_inputs();
+  OpNode op;
+  op.name = name;
+  op.kind = kind;
+  op.attrs = attrs;
+  op.inputs = std::move(in);
+  op.outputs = std::move(out);
+  op.compute_dtype = act_;
+  op.phase = Phase::forward;
+  return g_.add_op(std::move(op));
+}
+
+int ModelBuilder::conv(int x, const ConvArgs& a, const std::string& name) {
+  const Shape& s = shape(x);
+  if (s.size() != 4) throw InternalError(name + ": conv needs NCHW input, got " + shape_str(s));
+  int64_t n = s[0], c = s[1], h = s[2], w = s[3];
+  if (c % a.groups || a.filters % a.groups) throw InternalError(name + ": channels not divisible by groups");
+  int64_t ho = conv_out(h, a.kernel_h, a.stride_h, a.pad_h, a.dilation);
+  int64_t wo = conv_out(w, a.kernel_w, a.stride_w, a.pad_w, a.dilation);
+  if (ho <= 0 || wo <= 0) throw InternalError(name + ": output would be empty for input " + shape_str(s));
+  OpAttrs at;
+  at.kernel_h = a.kernel_h;
+  at.kernel_w = a.kernel_w;
+  at.stride_h = a.stride_h;
+  at.stride_w = a.stride_w;
+  at.pad_h = a.pad_h;
+  at.pad_w = a.pad_w;
+  at.dilation_h = at.dilation_w = a.dilation;
+  at.groups = a.groups;
+  at.has_bias = a.bias;
+  std::vector<int> in{x, weight(name + ".weight", {a.filters, c / a.groups, a.kernel_h, a.kernel_w})};
+  if (a.bias) in.push_back(weight(name + ".bias", {a.filters}));
+  int y = act_tensor(name, {n, a.filters, ho, wo});
+  add(OpKind::Conv2D, name, at, in, {y});
+  return y;
+}
+
+int ModelBuilder::conv(int x, int filters, int k, int s, int p, bool bias, const std::string& name) {
+  ConvArgs a;
+  a.filters = filters;
+  a.kernel_h = a.kernel_w = k;
+  a.stride_h = a.stride_w = s;
+  a.pad_h = a.pad_w = p;
+  a.bias = bias;
+  return conv(x, a, name);
+}
+
+int ModelBuilder::batch_norm(int x, const std::string& name) {
+  const Shape& s = shape(x);
+  int64_t c = s.size() >= 2 ? s[1] : s[0];
+  if (s.size() == 2) c = s[1];
+  int gamma = weight(name + ".weight", {c});
+  int beta = weight(name + ".bias", {c});
+  int y = act_tensor(name, s);
+  // Batch statistics are saved for the backward pass.
+  int mean = g_.add_tensor(name + ".mean", {{c}, DType::fp32}, TensorRole::aux);
+  int invstd = g_.add_tensor(name + ".invstd", {{c}, DType::fp32}, TensorRole::aux);
+  add(OpKind::BatchNorm, name, {}, {x, gamma, beta}, {y, mean, invstd});
+  return y;
+}
+
+int ModelBuilder::activation(int x, ActivationFn f, const std::string& name) {
+  OpAttrs at;
+  at.act = f;
+  int y = act_tensor(name, shape(x));
+  add(OpKind::Activation, name, at, {x}, {y});
+  return y;
+}
+
+int ModelBuilder::max_pool(int x, int k, int s, int p, const std::string& name) {
+  const Shape& sh = shape(x);
+  OpAttrs at;
+  at.pool = PoolFn::max;
+  at.kernel_h = at.kernel_w = k;
+  at.stride_h = at.stride_w = s;
+  at.pad_h = at.pad_w = p;
+  int y = act_tensor(name, {sh[0], sh[1], conv_out(sh[2], k, s, p, 1), conv_out(sh[3], k, s, p, 1)});
+  add(OpKind::Pool, name, at, {x}, {y});
+  return y;
+}
+
+int ModelBuilder::avg_pool(int x, int k, int s, int p, const std::string& name) {
+  const Shape& sh = shape(x);
+  OpAttrs at;
+  at.pool = PoolFn::avg;
+  at.kernel_h = at.kernel_w = k;
+  at.stride_h = at.stride_w = s;
+  at.pad_h = at.pad_w = p;
+  int y = act_tensor(name, {sh[0], sh[1], conv_out(sh[2], k, s, p, 1), conv_out(sh[3], k, s, p, 1)});
+  add(OpKind::Pool, name, at, {x}, {y});
+  return y;
+}
+
+int ModelBuilder::global_avg_pool(int x, const std::string& name) {
+  const Shape& sh = shape(x);
+  OpAttrs at;
+  at.pool = PoolFn::avg;
+  at.global_pool = true;
+  Shape out;
+  if (sh.size() == 4) {
+    at.kernel_h = static_cast<int>(sh[2]);
+    at.kernel_w = static_cast<int>(sh[3]);
+    out = {sh[0], sh[1]};
+  } else if (sh.size() == 3) {  // [N, T, F]: average over time (Keras GlobalAveragePooling1D)
+    at.kernel_h = static_cast<int>(sh[1]);
+    out = {sh[0], sh[2]};
+  } else {
+    throw InternalError(name + ": global pool needs a 3-D or 4-D input");
+  }
+  int y = act_tensor(name, out);
+  add(OpKind::Pool, name, at, {x}, {y});
+  return y;
+}
+
+int ModelBuilder::dense(int x, int64_t units, bool bias, const std::string& name) {
+  const Shape& sh = shape(x);
+  int64_t k = sh.back();
+  int64_t m = 1;
+  for (size_t i = 0; i + 1 < sh.size(); ++i) m *= sh[i];
+  OpAttrs at;
+  at.m = m;
+  at.n = units;
+  at.k = k;
+  at.has_bias = bias;
+  // Stored [in, out] so y = x W; torchvision stores [out, in]: same count.
+  std::vector<int> in{x, weight(name + ".weight", {k, units})};
+  if (bias) in.push_back(weight(name + ".bias", {units}));
+  Shape out = sh;
+  out.back() = units;
+  int y = act_tensor(name, out);
+  add(OpKind::MatMul, name, at, in, {y});
+  return y;
+}
+
+int ModelBuilder::dropout(int x, double rate, const std::string& name) {
+  OpAttrs at;
+  at.rate = rate;
+  int y = act_tensor(name, shape(x));
+  int mask = g_.add_tensor(name + ".mask", {shape(x), DType::uint8}, TensorRole::aux);
+  add(OpKind::Dropout, name, at, {x}, {y, mask});
+  return y;
+}
+
+int ModelBuilder::add(const std::vector<int>& xs, const std::string& name) {
+  for (int x : xs)
+    if (shape(x) != shape(xs[0])) throw InternalError(name + ": add of different shapes");
+  int y = act_tensor(name, shape(xs[0]));
+  add(OpKind::Add, name, {}, xs, {y});
+  return y;
+}
+
+int ModelBuilder::mul(int a, int b, const std::string& name) {
+  if (shape(a) != shape(b)) throw InternalError(name + ": mul of different shapes");
+  int y = act_tensor(name, shape(a));
+  add(OpKind::Mul, name, {}, {a, b}, {y});
+  return y;
+}
+
+int ModelBuilder::concat(const std::vector<int>& xs, int axis, const std::string& name) {
+  Shape out = shape(xs[0]);
+  int ax = axis < 0 ? static_cast<int>(out.size()) + axis : axis;
+  out[static_cast<size_t>(ax)] = 0;
+  for (int x : xs) out[static_cast<size_t>(ax)] += shape(x)[static_cast<size_t>(ax)];
+  OpAttrs at;
+  at.axis = ax;
+  int y = act_tensor(name, out);
+  add(OpKind::Concat, name, at, xs, {y});
+  return y;
+}
+
+int ModelBuilder::reshape(int x, const Shape& s, const std::string& name) {
+  int y = act_tensor(name, s);
+  if (g_.tensor(y).desc.numel() != g_.tensor(x).desc.numel())
+    throw InternalError(name + ": reshape changes the element count");
+  g_.tensor_mut(y).is_view = true;
+  add(OpKind::Reshape, name, {}, {x}, {y});
+  return y;
+}
+
+int ModelBuilder::flatten(int x, const std::string& name) {
+  const Shape& sh = shape(x);
+  int64_t rest = 1;
+  for (size_t i = 1; i < sh.size(); ++i) rest *= sh[i];
+  return reshape(x, {sh[0], rest}, name);
+}
+
+int ModelBuilder::embedding(int ids, int64_t vocab, int64_t dim, const std::string& name) {
+  Shape out = shape(ids);
+  out.push_back(dim);
+  int table = weight(name + ".weight", {vocab, dim});
+  int y = act_tensor(name, out);
+  add(OpKind::Embedding, name, {}, {ids, table}, {y});
+  return y;
+}
+
+int ModelBuilder::lstm(int x, int64_t hidden, bool return_sequences, bool reverse, const std::string& name) {
+  const Shape& sh = shape(x);
+  if (sh.size() != 3) throw InternalError(name + ": lstm needs [N, T, F] input");
+  OpAttrs at;
+  at.seq_len = sh[1];
+  at.hidden = hidden;
+  at.input_size = sh[2];
+  at.reverse = reverse;
+  at.return_sequences = return_sequences;
+  // Keras layout: kernel [F, 4H], recurrent kernel [H, 4H], one bias [4H] (gates i, f, c, o).
+  int w = weight(name + ".kernel", {sh[2], 4 * hidden});
+  int u = weight(name + ".recurrent_kernel", {hidden, 4 * hidden});
+  int b = weight(name + ".bias", {4 * hidden});
+  Shape out = return_sequences ? Shape{sh[0], sh[1], hidden} : Shape{sh[0], hidden};
+  int y = act_tensor(name, out);
+  // Gates and cell states of every timestep, kept for backpropagation through time.
+  int state = g_.add_tensor(name + ".gates", {{sh[1], sh[0], 6 * hidden}, act_}, TensorRole::aux);
+  add(OpKind::LSTM, name, at, {x, w, u, b}, {y, state});
+  return y;
+}
+
+int ModelBuilder::softmax_cross_entropy(int logits, int labels, const std::string& name) {
+  int loss = g_.add_tensor(name, {{1}, DType::fp32}, TensorRole::loss);
+  int probs = g_.add_tensor(name + ".probs", {shape(logits), DType::fp32}, TensorRole::aux);
+  add(OpKind::SoftmaxCrossEntropy, name, {}, {logits, labels}, {loss, probs});
+  return loss;
+}
+
+}  // namespace xpusim

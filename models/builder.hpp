@@ -1,0 +1,72 @@
+// ModelBuilder: the layer-level API the zoo uses to build a forward graph. Each call adds
+// one op (plus its weight tensors) and returns the output tensor id. Shapes follow PyTorch
+// conventions so parameter counts can be checked against torchvision.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "models/graph.hpp"
+
+namespace xpusim {
+
+struct ConvArgs {
+  int filters = 0;
+  int kernel_h = 1, kernel_w = 1;
+  int stride_h = 1, stride_w = 1;
+  int pad_h = 0, pad_w = 0;
+  int dilation = 1;
+  int groups = 1;
+  bool bias = false;
+};
+
+class ModelBuilder {
+ public:
+  ModelBuilder(OpGraph& g, int64_t batch, Precision precision);
+
+  // Host-fed inputs. Declare all inputs first: the first layer call seals them into one
+  // Input op (one infeed per step).
+  int image_input(int64_t channels, int64_t height, int64_t width);
+  int sequence_input(const std::string& name, int64_t length);  // int32 token ids [N, T]
+  int feature_input(const std::string& name, int64_t length, int64_t features);  // floats [N, T, F]
+  // Labels: one class id per sample (or per timestep when `per_timestep_length` > 0).
+  int labels(int64_t per_timestep_length = 0);
+
+  int conv(int x, const ConvArgs& a, const std::string& name);
+  // Square-kernel shortcut: k x k, stride s, pad p.
+  int conv(int x, int filters, int k, int s, int p, bool bias, const std::string& name);
+  int batch_norm(int x, const std::string& name);
+  int activation(int x, ActivationFn f, const std::string& name);
+  int relu(int x, const std::string& name) { return activation(x, ActivationFn::relu, name); }
+  int max_pool(int x, int k, int s, int p, const std::string& name);
+  int avg_pool(int x, int k, int s, int p, const std::string& name);
+  int global_avg_pool(int x, const std::string& name);  // [N,C,H,W] -> [N,C]; [N,T,F] -> [N,F]
+  int dense(int x, int64_t units, bool bias, const std::string& name);  // on the last axis
+  int dropout(int x, double rate, const std::string& name);
+  int add(const std::vector<int>& xs, const std::string& name);
+  int mul(int a, int b, const std::string& name);
+  int concat(const std::vector<int>& xs, int axis, const std::string& name);
+  int flatten(int x, const std::string& name);  // [N, ...] -> [N, prod(...)]
+  int reshape(int x, const Shape& shape, const std::string& name);
+  int embedding(int ids, int64_t vocab, int64_t dim, const std::string& name);
+  int lstm(int x, int64_t hidden, bool return_sequences, bool reverse, const std::string& name);
+  // Softmax cross-entropy over the last axis (sigmoid cross-entropy when it has size 1).
+  int softmax_cross_entropy(int logits, int labels, const std::string& name);
+
+  const Shape& shape(int t) const { return g_.tensor(t).desc.shape; }
+  OpGraph& graph() { return g_; }
+  DType act_dtype() const { return act_; }
+
+ private:
+  int weight(const std::string& name, Shape shape);
+  int act_tensor(const std::string& name, Shape shape);
+  int add(OpKind kind, const std::string& name, OpAttrs attrs, std::vector<int> in, std::vector<int> out);
+  void seal_inputs();
+
+  OpGraph& g_;
+  int64_t batch_;
+  DType act_;
+  std::vector<int> pending_inputs_;
+  bool sealed_ = false;
+};
+
+}  // namespace xpusim

@@ -1,0 +1,150 @@
+// The op graph of a training step: ops are vertices of a Boost.Graph, tensors are the
+// values that flow along its edges. Shapes are NCHW for images, [N, T, F] for sequences.
+#pragma once
+#include <boost/graph/adjacency_list.hpp>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "models/dtype.hpp"
+#include "models/op_kinds.hpp"
+
+namespace xpusim {
+
+using Shape = std::vector<int64_t>;
+
+struct TensorDesc {
+  Shape shape;
+  DType dtype = DType::fp32;
+  int64_t numel() const {
+    int64_t n = 1;
+    for (auto d : shape) n *= d;
+    return n;
+  }
+  int64_t bytes() const { return numel() * dtype_bytes(dtype); }
+};
+
+std::string shape_str(const Shape& s);
+
+enum class TensorRole {
+  input,            // a batch fed by the host (images, token ids)
+  label,            // labels fed by the host
+  activation,       // forward values
+  weight,           // trainable parameter (fp32 master copy)
+  weight_grad,      // gradient of a weight
+  activation_grad,  // gradient of an activation
+  optimizer_state,  // momentum / Adam moments
+  loss,
+  aux,              // saved side outputs: dropout masks, BN statistics, LSTM gates
+};
+const char* tensor_role_name(TensorRole r);
+
+struct Tensor {
+  std::string name;
+  TensorDesc desc;
+  TensorRole role = TensorRole::activation;
+  int producer = -1;  // op that writes it; -1 for weights and optimizer state (persistent)
+  bool is_view = false;  // a reshape of another tensor: occupies no memory of its own
+};
+
+enum class Phase { forward, backward, update, communication };
+const char* phase_name(Phase p);
+
+enum class ActivationFn { relu, sigmoid, tanh };
+enum class PoolFn { max, avg };
+const char* activation_name(ActivationFn f);
+
+// Attributes of every op kind in one plain struct; each kind reads the fields it needs.
+struct OpAttrs {
+  // Convolution and pooling windows (NCHW).
+  int kernel_h = 1, kernel_w = 1;
+  int stride_h = 1, stride_w = 1;
+  int pad_h = 0, pad_w = 0;
+  int dilation_h = 1, dilation_w = 1;
+  int groups = 1;
+  bool has_bias = false;
+  // Pooling.
+  PoolFn pool = PoolFn::max;
+  bool global_pool = false;
+  // Activations.
+  ActivationFn act = ActivationFn::relu;
+  // MatMul: C[m,n] = op(A)[m,k] x op(B)[k,n].
+  int64_t m = 0, n = 0, k = 0;
+  bool trans_a = false, trans_b = false;
+  // LSTM over a whole sequence.
+  int64_t seq_len = 0, hidden = 0, input_size = 0;
+  bool reverse = false, return_sequences = false;
+  // Dropout.
+  double rate = 0.0;
+  // Concat / split axis.
+  int axis = 1;
+  // Data-parallel replicas an AllReduce sums over.
+  int replicas = 1;
+};
+
+// Work counted once per op (XLA HloCostAnalysis style); engines turn it into time.
+struct Work {
+  double flops = 0;            // a multiply-add counts 2
+  double transcendentals = 0;  // exp, tanh, sigmoid, sqrt evaluations
+  int64_t bytes_read = 0;
+  int64_t bytes_written = 0;
+};
+
+struct OpNode {
+  std::string name;
+  OpKind kind = OpKind::Input;
+  Phase phase = Phase::forward;
+  OpAttrs attrs;
+  std::vector<int> inputs;   // tensor ids
+  std::vector<int> outputs;  // tensor ids
+  DType compute_dtype = DType::fp32;
+  int forward_op = -1;  // for backward ops: the forward op they differentiate
+  Work work;
+};
+
+struct EdgeData {
+  int tensor = -1;
+};
+
+using BoostOpGraph =
+    boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, OpNode, EdgeData>;
+
+class OpGraph {
+ public:
+  int add_tensor(std::string name, TensorDesc desc, TensorRole role);
+  // Adds the op, sets it as producer of its outputs and adds an edge from the producer of
+  // each input. Returns the op index (also its vertex descriptor).
+  int add_op(OpNode op);
+
+  const OpNode& op(int i) const { return g_[static_cast<size_t>(i)]; }
+  OpNode& op_mut(int i) { return g_[static_cast<size_t>(i)]; }
+  const Tensor& tensor(int t) const { return tensors_.at(static_cast<size_t>(t)); }
+  Tensor& tensor_mut(int t) { return tensors_.at(static_cast<size_t>(t)); }
+  int num_ops() const { return static_cast<int>(boost::num_vertices(g_)); }
+  int num_tensors() const { return static_cast<int>(tensors_.size()); }
+  const BoostOpGraph& boost_graph() const { return g_; }
+
+  // Ops in insertion order: forward, then backward in reverse, then updates. Always a
+  // valid topological order (tests check it against boost::topological_sort).
+  std::vector<int> schedule() const;
+  std::vector<int> topological_order() const;
+  // Ops that read tensor t.
+  std::vector<int> consumers(int t) const;
+  std::vector<int> tensors_with_role(TensorRole r) const;
+
+  std::string model_name;
+  int64_t batch = 0;
+  Precision precision = Precision::fp32;
+  bool is_training_step = false;
+  // Filled by the training lowering: tensor id -> id of its (summed) gradient.
+  std::map<int, int> gradient_tensor;
+
+ private:
+  BoostOpGraph g_;
+  std::vector<Tensor> tensors_;
+  std::vector<std::vector<int>> consumers_;
+};
+
+}  // namespace xpusim

@@ -1,0 +1,122 @@
+#include "models/zoo.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include "models/work.hpp"
+
+#ifndef XPUSIM_DEFAULT_CONFIG_DIR
+#define XPUSIM_DEFAULT_CONFIG_DIR "configs"
+#endif
+
+namespace xpusim {
+
+namespace fs = std::filesystem;
+
+namespace {
+std::string& config_dir_override() {
+  static std::string dir;
+  return dir;
+}
+}  // namespace
+
+void set_config_dir(const std::string& dir) { config_dir_override() = dir; }
+
+std::string config_dir() {
+  if (!config_dir_override().empty()) return config_dir_override();
+  if (const char* env = std::getenv("XPUSIM_CONFIG_DIR"); env && *env) return env;
+  return XPUSIM_DEFAULT_CONFIG_DIR;
+}
+
+std::string resolve_config(const std::string& kind, const std::string& name_or_path) {
+  if (name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".yaml") ||
+      name_or_path.ends_with(".yml")) {
+    return name_or_path;
+  }
+  return (fs::path(config_dir()) / kind / (name_or_path + ".yaml")).string();
+}
+
+ModelSpec load_model_spec(const std::string& path) {
+  YAML::Node root = load_yaml_file(path);
+  SpecReader r(root, path);
+  ModelSpec s;
+  s.file = path;
+  s.name = r.text("name", std::nullopt, "model name as used by --model");
+  s.description = r.text("description", std::string(""), "one line for `xpusim models`");
+  s.family = r.text("family", std::nullopt, "builder family in models/zoo/");
+  s.dataset = r.text("dataset", std::nullopt, "dataset it trains on (key of configs/datasets.yaml)");
+  s.task = r.text("task", std::string("image"), "input kind", {"image", "sequence"});
+  for (long long v : r.integers("input", std::nullopt, "[C,H,W] px or [T] tokens", "shape of one sample"))
+    s.input.push_back(static_cast<int64_t>(v));
+  for (auto v : s.input)
+    if (v <= 0) r.fail("input", "dimensions must be > 0");
+  if (s.task == "image" && s.input.size() != 3) r.fail("input", "an image model needs [C, H, W]");
+  if (s.task == "sequence" && s.input.size() != 1) r.fail("input", "a sequence model needs [T]");
+  s.features = r.integer("features", 0, "features", "sequence models: width of float inputs per step (0 = token ids)",
+                         [](long long v) { return v >= 0 ? "" : "must be >= 0"; });
+  s.classes = r.integer("classes", std::nullopt, "classes", "output classes (1 = binary, sigmoid)",
+                        [](long long v) { return v > 0 ? "" : "must be > 0"; });
+  if (r.has("reference_params"))
+    s.reference_params = r.integer("reference_params", 0, "parameters", "count in the reference implementation");
+  else
+    r.integer("reference_params", 0, "parameters", "count in the reference implementation");
+  s.reference_source = r.text("reference_source", std::string(""), "where reference_params comes from");
+  s.optimizer = r.text("optimizer", std::string("sgd_momentum"), "optimizer of the reference recipe",
+                       {"sgd_momentum", "adam"});
+  YAML::Node params = r.child("params", "family-specific parameters");
+  r.finish();
+
+  const auto& fams = model_families();
+  auto it = std::find_if(fams.begin(), fams.end(), [&](const FamilyEntry& f) { return f.name == s.family; });
+  if (it == fams.end()) {
+    std::string list;
+    for (const auto& f : fams) list += (list.empty() ? "" : ", ") + f.name;
+    r.fail("family", "unknown family '" + s.family + "' (known: " + list + ")");
+  }
+  SpecReader pr(params ? params : YAML::Node(YAML::NodeType::Map), path, "params");
+  s.build = it->parse(pr);
+  pr.finish();
+  return s;
+}
+
+std::vector<ModelSpec> load_zoo() {
+  std::vector<std::string> files;
+  fs::path dir = fs::path(config_dir()) / "models";
+  if (!fs::is_directory(dir)) throw UserError(dir.string() + ": model directory not found (set --config-dir)");
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".yaml") files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  std::vector<ModelSpec> out;
+  for (const auto& f : files) out.push_back(load_model_spec(f));
+  return out;
+}
+
+ModelSpec find_model(const std::string& name_or_path) {
+  std::string path = resolve_config("models", name_or_path);
+  if (!fs::exists(path)) {
+    std::string list;
+    fs::path dir = fs::path(config_dir()) / "models";
+    std::vector<std::string> names;
+    if (fs::is_directory(dir))
+      for (const auto& e : fs::directory_iterator(dir))
+        if (e.path().extension() == ".yaml") names.push_back(e.path().stem().string());
+    std::sort(names.begin(), names.end());
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    throw UserError("--model: unknown model '" + name_or_path + "' (known: " + list + ")");
+  }
+  return load_model_spec(path);
+}
+
+OpGraph build_graph(const ModelSpec& spec, const GraphOptions& o) {
+  if (o.batch <= 0) throw UserError("--batch: must be > 0");
+  OpGraph g;
+  g.model_name = spec.name;
+  ModelBuilder b(g, o.batch, o.precision);
+  spec.build(b, spec);
+  if (o.training) lower_to_training_step(g, o.training_options);
+  count_all_work(g);
+  return g;
+}
+
+}  // namespace xpusim

@@ -1,0 +1,71 @@
+// The model zoo: configs/models/<name>.yaml files, each naming a builder family (C++ in
+// models/zoo/) and that family's parameters. A new model of an existing family is one
+// YAML file; a new family is one file in models/zoo/ plus one line in models/zoo/families.cpp.
+#pragma once
+#include <yaml-cpp/yaml.h>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/spec_reader.hpp"
+#include "models/builder.hpp"
+#include "models/training.hpp"
+
+namespace xpusim {
+
+struct ModelSpec;
+
+// A family parses its `params:` mapping once and returns the function that builds the
+// forward graph from those parsed parameters.
+using ModelBuildFn = std::function<void(ModelBuilder&, const ModelSpec&)>;
+using FamilyParser = std::function<ModelBuildFn(SpecReader& params)>;
+
+struct FamilyEntry {
+  std::string name;
+  std::string description;
+  FamilyParser parse;
+};
+const std::vector<FamilyEntry>& model_families();
+
+struct ModelSpec {
+  std::string name;
+  std::string description;
+  std::string family;
+  std::string dataset;            // key into the dataset catalog (imagenet, cifar10, ...)
+  std::string task;               // "image" or "sequence"
+  std::vector<int64_t> input;     // image: [C, H, W]; sequence: [T]
+  int64_t features = 0;           // sequence: 0 = int32 token ids; F = float features [T, F] (one-hot)
+  int64_t classes = 0;
+  std::optional<int64_t> reference_params;  // parameter count of the reference implementation
+  std::string reference_source;
+  std::string optimizer;          // the reference training recipe's optimizer
+  std::string file;               // where it was loaded from
+  ModelBuildFn build;
+};
+
+// Loads and validates one model YAML.
+ModelSpec load_model_spec(const std::string& path);
+
+// Config directory: --config-dir, else $XPUSIM_CONFIG_DIR, else the source tree's configs/.
+std::string config_dir();
+void set_config_dir(const std::string& dir);
+// Resolves a model name (configs/models/NAME.yaml) or a path to a YAML file.
+std::string resolve_config(const std::string& kind, const std::string& name_or_path);
+// Every model in configs/models/, sorted by name.
+std::vector<ModelSpec> load_zoo();
+ModelSpec find_model(const std::string& name_or_path);  // UserError naming --model when unknown
+
+struct GraphOptions {
+  int64_t batch = 1;
+  Precision precision = Precision::fp32;
+  bool training = true;
+  TrainingOptions training_options;
+};
+// Builds the forward graph (and lowers it to a training step when options.training), with
+// work counted on every op.
+OpGraph build_graph(const ModelSpec& spec, const GraphOptions& options);
+
+}  // namespace xpusim

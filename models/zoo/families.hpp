@@ -1,0 +1,24 @@
+// Declarations of the builder families; the registry list is in families.cpp.
+#pragma once
+#include "models/zoo.hpp"
+
+namespace xpusim::zoo {
+
+ModelBuildFn parse_resnet(SpecReader& p);
+ModelBuildFn parse_wide_resnet(SpecReader& p);
+ModelBuildFn parse_vgg(SpecReader& p);
+ModelBuildFn parse_alexnet(SpecReader& p);
+ModelBuildFn parse_inception_v3(SpecReader& p);
+ModelBuildFn parse_sequential(SpecReader& p);
+ModelBuildFn parse_ncf(SpecReader& p);
+ModelBuildFn parse_word2vec(SpecReader& p);
+ModelBuildFn parse_gnmt(SpecReader& p);
+
+// Shared input helper: image input + labels, or token ids + labels.
+struct Inputs {
+  int x = -1;
+  int labels = -1;
+};
+Inputs image_inputs(ModelBuilder& b, const ModelSpec& s);
+
+}  // namespace xpusim::zoo
