@@ -6,6 +6,8 @@ void register_all(CLI::App& app) {
   register_models(app);
   register_graph(app);
   register_backends(app);
+  register_predict(app);
+  register_run(app);
 }
 
 void add_format_option(CLI::App& cmd, std::string& target, const std::string& choices, const std::string& def) {

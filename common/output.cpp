@@ -88,14 +88,18 @@ void Table::print(std::ostream& os, OutputFormat f) const {
     }
     return;
   }
-  for (size_t i = 0; i < columns.size(); ++i) os << (i ? "  " : "") << cell(columns[i], i);
-  os << "\n";
-  for (size_t i = 0; i < columns.size(); ++i) os << (i ? "  " : "") << std::string(w[i], '-');
-  os << "\n";
-  for (const auto& r : rows) {
-    for (size_t i = 0; i < columns.size(); ++i) os << (i ? "  " : "") << cell(i < r.size() ? r[i] : "", i);
-    os << "\n";
-  }
+  // Plain text: two spaces between columns, no trailing blanks.
+  auto line = [&](const std::vector<std::string>& r) {
+    std::string s;
+    for (size_t i = 0; i < columns.size(); ++i) s += (i ? "  " : "") + cell(i < r.size() ? r[i] : "", i);
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    os << s << "\n";
+  };
+  line(columns);
+  std::vector<std::string> rule;
+  for (size_t i = 0; i < columns.size(); ++i) rule.push_back(std::string(w[i], '-'));
+  line(rule);
+  for (const auto& r : rows) line(r);
 }
 
 std::string fmt_sig(double v, int significant) {

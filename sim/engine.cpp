@@ -36,12 +36,4 @@ nlohmann::json StepReport::to_json() const {
   return j;
 }
 
-std::unique_ptr<Engine> make_engine(const std::string& name) {
-  for (const auto& e : engine_registry())
-    if (e.name == name) return e.make();
-  std::string list;
-  for (const auto& e : engine_registry()) list += (list.empty() ? "" : ", ") + e.name;
-  throw UserError("unknown engine '" + name + "' (known: " + list + ")");
-}
-
 }  // namespace xpusim

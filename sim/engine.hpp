@@ -76,6 +76,9 @@ class Engine {
   virtual std::string name() const = 0;
   virtual std::string description() const = 0;
   virtual Availability availability() const = 0;
+  // Data-parallel replicas the training graph must be lowered for (GPUs and TPU cores are
+  // replicas; the vCPUs of one CPU machine are not).
+  virtual int replicas(const Placement& p) const { return p.count; }
   // Throws UserError for bad requests, UnavailableError when the engine cannot run here.
   virtual StepReport run_step(const StepRequest& req) = 0;
 };

@@ -1,0 +1,42 @@
+#include "cli/step_report_output.hpp"
+
+namespace xpusim::cli {
+
+nlohmann::json step_report_json(const StepReport& r) {
+  nlohmann::json j = r.to_json();
+  for (auto it = r.extra.begin(); it != r.extra.end(); ++it) j[it.key()] = it.value();
+  j.erase("extra");
+  return j;
+}
+
+void print_step_report(std::ostream& os, const StepReport& r, OutputFormat f) {
+  if (f == OutputFormat::json) {
+    print_json(os, step_report_json(r));
+    return;
+  }
+  Table t({"field", "value"});
+  t.right_align = {false, true};
+  t.add({"engine", r.engine});
+  t.add({"device", r.device});
+  t.add({"system", r.system});
+  t.add({"model", r.model});
+  t.add({"precision", r.precision});
+  t.add({"data", r.data});
+  t.add({"count", std::to_string(r.count)});
+  t.add({"batch_per_device", std::to_string(r.batch_per_device)});
+  t.add({"global_batch", std::to_string(r.global_batch)});
+  t.add({"step_time_s", fmt_sig(r.step_time_s, 5)});
+  t.add({"throughput_samples_per_s", fmt_sig(r.throughput_samples_per_s, 5)});
+  t.add({"memory_bytes", std::to_string(r.memory_bytes) + " (" + fmt_bytes(r.memory_bytes) + ")"});
+  t.add({"memory_capacity_bytes", std::to_string(r.memory_capacity_bytes)});
+  t.add({"fits_in_memory", r.fits_in_memory ? "true" : "false"});
+  t.add({"bottleneck", r.bottleneck});
+  for (const auto& [unit, u] : r.utilization) t.add({"utilization." + unit, fmt_fixed(u, 3)});
+  for (const auto& [kind, s] : r.per_op_s) t.add({"per_op_s." + kind, fmt_sig(s, 4)});
+  for (auto it = r.extra.begin(); it != r.extra.end(); ++it)
+    if (it.value().is_primitive())
+      t.add({it.key(), it.value().is_string() ? it.value().get<std::string>() : it.value().dump()});
+  t.print(os, f);
+}
+
+}  // namespace xpusim::cli

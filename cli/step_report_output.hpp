@@ -1,0 +1,14 @@
+// Printing a StepReport as a table, JSON or CSV, the same way for `predict` and `run`.
+#pragma once
+#include <ostream>
+
+#include "common/output.hpp"
+#include "sim/engine.hpp"
+
+namespace xpusim::cli {
+
+// JSON: StepReport::to_json() plus the engine's `extra` statistics lifted to the top level.
+nlohmann::json step_report_json(const StepReport& r);
+void print_step_report(std::ostream& os, const StepReport& r, OutputFormat f);
+
+}  // namespace xpusim::cli

@@ -1,0 +1,111 @@
+#include "sim/platform_spec.hpp"
+
+#include <filesystem>
+
+#include "models/zoo.hpp"
+
+namespace xpusim {
+
+namespace fs = std::filesystem;
+
+namespace {
+auto non_negative = [](double v) { return v >= 0 ? "" : "must be >= 0"; };
+
+LinkSpec read_link(const YAML::Node& n, const std::string& file, const std::string& ctx) {
+  SpecReader r(n, file, ctx);
+  LinkSpec l;
+  l.topology = r.text("topology", std::string("none"), "how devices are connected",
+                      {"none", "ring", "pcie_tree", "nvlink_hybrid_cube_mesh", "nvswitch", "ici_torus", "ethernet"});
+  l.bandwidth_gbps = r.number("bandwidth_gbps", 0.0, "GB/s", "per-device bandwidth for collectives, one direction", non_negative);
+  l.latency_us = r.number("latency_us", 0.0, "us", "latency per hop", non_negative);
+  r.finish();
+  return l;
+}
+}  // namespace
+
+SystemSpec load_system_spec(const std::string& path) {
+  YAML::Node root = load_yaml_file(path);
+  SpecReader r(root, path);
+  SystemSpec s;
+  s.file = path;
+  s.name = r.text("name", std::nullopt, "system name as used by --system");
+  s.description = r.text("description", std::string(""), "one line");
+  s.default_device = r.text("default_device", std::nullopt, "device used when --device is not given");
+  if (r.has("devices")) {
+    YAML::Node d = r.child("devices", "device names this system can hold");
+    if (!d.IsSequence()) r.fail("devices", "expected a list of device names");
+    for (const auto& e : d) s.devices.push_back(e.as<std::string>());
+  } else {
+    r.child("devices", "device names this system can hold");
+    s.devices = {s.default_device};
+  }
+  s.max_devices = static_cast<int>(r.integer("max_devices", 1, "devices", "most devices one job can use",
+                                             [](long long v) { return v > 0 ? "" : "must be > 0"; }));
+  s.devices_per_host = static_cast<int>(r.integer("devices_per_host", s.max_devices, "devices", "devices in one host",
+                                                  [](long long v) { return v > 0 ? "" : "must be > 0"; }));
+  s.intra_host = read_link(r.child("intra_host", "links between devices of one host"), path, "intra_host");
+  s.inter_host = read_link(r.child("inter_host", "network between hosts"), path, "inter_host");
+  {
+    SpecReader h(r.child("host", "the host CPU that feeds the devices"), path, "host");
+    s.host.cpu_cores = static_cast<int>(h.integer("cpu_cores", 8, "cores", "cores for the input pipeline",
+                                                  [](long long v) { return v > 0 ? "" : "must be > 0"; }));
+    s.host.core_speed = h.number("core_speed", 1.0, "x", "speed of one core relative to the dataset's reference core",
+                                 [](double v) { return v > 0 ? "" : "must be > 0"; });
+    s.host.pcie_bandwidth_gbps = h.number("pcie_bandwidth_gbps", 12.0, "GB/s", "host-to-device bandwidth per device",
+                                          [](double v) { return v > 0 ? "" : "must be > 0"; });
+    s.host.step_overhead_ms = h.number("step_overhead_ms", 0.0, "ms", "extra host overhead per step", non_negative);
+    h.finish();
+  }
+  s.source = r.text("source", std::string(""), "where the facts come from");
+  r.finish();
+  return s;
+}
+
+SystemSpec find_system(const std::string& name_or_path, const std::string& flag) {
+  std::string path = resolve_config("systems", name_or_path);
+  if (!fs::exists(path)) {
+    std::vector<std::string> names;
+    fs::path dir = fs::path(config_dir()) / "systems";
+    if (fs::is_directory(dir))
+      for (const auto& e : fs::directory_iterator(dir))
+        if (e.path().extension() == ".yaml") names.push_back(e.path().stem().string());
+    std::sort(names.begin(), names.end());
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    throw UserError(flag + ": unknown system '" + name_or_path + "' (known: " + list + ")");
+  }
+  return load_system_spec(path);
+}
+
+std::map<std::string, DatasetSpec> load_datasets() {
+  std::string path = (fs::path(config_dir()) / "datasets.yaml").string();
+  YAML::Node root = load_yaml_file(path);
+  if (!root.IsMap()) throw UserError(path + ": expected a mapping of dataset name -> fields");
+  std::map<std::string, DatasetSpec> out;
+  for (const auto& kv : root) {
+    std::string name = kv.first.as<std::string>();
+    SpecReader r(kv.second, path, name);
+    DatasetSpec d;
+    d.name = name;
+    d.description = r.text("description", std::string(""), "one line");
+    d.train_examples = r.integer("train_examples", std::nullopt, "samples", "training-set size (one epoch)",
+                                 [](long long v) { return v > 0 ? "" : "must be > 0"; });
+    d.test_examples = r.integer("test_examples", 0, "samples", "evaluation-set size");
+    d.host_preprocess_ms = r.number("host_preprocess_ms", 0.0, "ms", "decode + augmentation per sample on one reference core",
+                                    non_negative);
+    d.stored_bytes_per_example = r.integer("stored_bytes_per_example", 0, "bytes", "size of one sample on disk");
+    d.source = r.text("source", std::string(""), "where the numbers come from");
+    r.finish();
+    out[name] = d;
+  }
+  return out;
+}
+
+DatasetSpec find_dataset(const std::string& name, const std::string& where) {
+  auto all = load_datasets();
+  auto it = all.find(name);
+  if (it == all.end()) throw UserError(where + ": unknown dataset '" + name + "' (see configs/datasets.yaml)");
+  return it->second;
+}
+
+}  // namespace xpusim

@@ -1,0 +1,58 @@
+// Specs shared by every engine: systems (how devices are wired and fed, configs/systems/)
+// and datasets (configs/datasets.yaml). Each YAML node is parsed once into these immutable
+// structs; engines read only the fields they model.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/spec_reader.hpp"
+
+namespace xpusim {
+
+struct LinkSpec {
+  std::string topology;          // ring, pcie_tree, nvlink_hybrid_cube_mesh, nvswitch, ici_torus, ethernet, none
+  double bandwidth_gbps = 0;     // GB/s per direction available to one device for collectives
+  double latency_us = 0;         // per message hop
+};
+
+struct HostSpec {
+  int cpu_cores = 8;                  // physical cores available to the input pipeline
+  double core_speed = 1.0;            // relative to the reference core of the dataset costs
+  double pcie_bandwidth_gbps = 12;    // host -> one device, GB/s (infeed)
+  double step_overhead_ms = 0;        // framework/launch overhead per step on this host
+};
+
+struct SystemSpec {
+  std::string name;
+  std::string description;
+  std::string file;
+  std::string default_device;
+  std::vector<std::string> devices;   // device names this system can hold
+  int max_devices = 1;                // per job (across hosts)
+  int devices_per_host = 1;
+  LinkSpec intra_host;
+  LinkSpec inter_host;
+  HostSpec host;
+  std::string source;
+};
+
+SystemSpec load_system_spec(const std::string& path);
+// By name (configs/systems/NAME.yaml) or path; UserError naming `flag` when unknown.
+SystemSpec find_system(const std::string& name_or_path, const std::string& flag = "--system");
+
+struct DatasetSpec {
+  std::string name;
+  std::string description;
+  int64_t train_examples = 0;
+  int64_t test_examples = 0;
+  double host_preprocess_ms = 0;  // decode + augmentation of one training sample on one reference core (real data)
+  int64_t stored_bytes_per_example = 0;  // as read from disk (e.g. JPEG)
+  std::string source;
+};
+
+// configs/datasets.yaml: a mapping name -> dataset.
+std::map<std::string, DatasetSpec> load_datasets();
+DatasetSpec find_dataset(const std::string& name, const std::string& where = "dataset");
+
+}  // namespace xpusim
