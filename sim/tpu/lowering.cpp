@@ -104,13 +104,47 @@ class Classifier final : public OpVisitor<OpNeeds> {
 
 bool is_weight_like(TensorRole r) { return r == TensorRole::weight || r == TensorRole::optimizer_state; }
 
-// Bytes of tensor t as read by op (weights in the op's compute type, as models/work.cpp counts).
-double read_bytes(const OpGraph& g, const OpNode& op, int t) {
+// TPU memory layout: the two minor dimensions of every array are tiled to the vector
+// register shape (sublanes x lanes = 8 x 128), so a feature dimension that is not a multiple
+// of 128 and a batch that is not a multiple of 8 are padded in HBM, in VMEM and on the vector
+// unit (Cloud TPU performance guide, "Tensor dimensions": feature dimensions are padded to
+// multiples of 128, batch to multiples of 8). Images are NCHW in the graph; on the TPU the
+// channels are the lane (minor) dimension and the batch the sublane dimension.
+double layout_padding(const TensorDesc& d, int sublanes, int lanes) {
+  const Shape& s = d.shape;
+  if (s.empty()) return 1.0;
+  auto pad = [](int64_t x, int64_t to) { return static_cast<double>(ceil_div(x, to) * to) / static_cast<double>(x); };
+  if (s.size() == 1) return s[0] > 0 ? pad(s[0], lanes) : 1.0;
+  int64_t lane_dim = s.size() == 4 ? s[1] : s.back();
+  int64_t sub_dim = s[0];
+  if (lane_dim <= 0 || sub_dim <= 0) return 1.0;
+  return pad(lane_dim, lanes) * pad(sub_dim, sublanes);
+}
+
+// Bytes of tensor t as read by op (weights in the op's compute type, as models/work.cpp
+// counts), with the layout padding above.
+double read_bytes(const OpGraph& g, const OpNode& op, int t, const TpuSpec& s) {
   const Tensor& tt = g.tensor(t);
   if (tt.is_view) return 0;
+  double pad = layout_padding(tt.desc, s.vector_sublanes, s.vector_lanes);
   if (tt.role == TensorRole::weight && op.phase != Phase::update)
-    return static_cast<double>(tt.desc.numel() * dtype_bytes(op.compute_dtype));
-  return static_cast<double>(tt.desc.bytes());
+    return static_cast<double>(tt.desc.numel() * dtype_bytes(op.compute_dtype)) * pad;
+  return static_cast<double>(tt.desc.bytes()) * pad;
+}
+
+double padded_bytes(const OpGraph& g, int t, const TpuSpec& s) {
+  const Tensor& tt = g.tensor(t);
+  return static_cast<double>(tt.desc.bytes()) * layout_padding(tt.desc, s.vector_sublanes, s.vector_lanes);
+}
+
+// Vector work of an op runs on padded vregs too: scale by its largest tensor's padding.
+double op_padding(const OpGraph& g, const OpNode& op, const TpuSpec& s) {
+  int biggest = -1;
+  for (int t : op.outputs)
+    if (biggest < 0 || g.tensor(t).desc.numel() > g.tensor(biggest).desc.numel()) biggest = t;
+  for (int t : op.inputs)
+    if (biggest < 0 || g.tensor(t).desc.numel() > g.tensor(biggest).desc.numel()) biggest = t;
+  return biggest < 0 ? 1.0 : layout_padding(g.tensor(biggest).desc, s.vector_sublanes, s.vector_lanes);
 }
 
 // A view's storage is its source's: follow reshapes back to the tensor that owns the bytes.
@@ -136,26 +170,29 @@ Program lower_step(const OpGraph& g, const TpuSpec& s, const LoweringOptions& o)
   Classifier cls;
   std::vector<int> order = g.schedule();
 
-  // 1. Fusion (XLA's producer-consumer loop fusion): an element-wise op joins the fused op
-  // just before it when it consumes one of that op's outputs; everything else starts a group.
+  // 1. Fusion (XLA's producer-consumer fusion): an element-wise op joins the fused op that
+  // produces its latest input; everything else starts a fused op of its own.
   std::vector<Group> groups;
   std::vector<int> group_of(static_cast<size_t>(g.num_ops()), -1);
   for (int op : order) {
     OpNeeds n = cls.visit(g, op);
     if (n.role == Role::free) continue;
-    if (n.role == Role::elementwise && !groups.empty()) {
-      Group& last = groups.back();
-      bool feeds = false;
-      if (last.role == Role::mxu || last.role == Role::vector || last.role == Role::elementwise)
-        for (int t : g.op(op).inputs) {
-          int st = storage_of(g, t);
-          int p = g.tensor(st).producer;
-          if (p >= 0 && group_of[static_cast<size_t>(p)] == static_cast<int>(groups.size()) - 1) feeds = true;
+    if (n.role == Role::elementwise) {
+      // Join the latest fused op that produces one of its inputs: every other input was
+      // produced earlier, so the fused op can still run at that point (XLA fuses by data
+      // dependence, not by the order the graph lists ops in).
+      int target = -1;
+      for (int t : g.op(op).inputs) {
+        int p = g.tensor(storage_of(g, t)).producer;
+        if (p >= 0) target = std::max(target, group_of[static_cast<size_t>(p)]);
+      }
+      if (target >= 0) {
+        Group& into = groups[static_cast<size_t>(target)];
+        if (into.role == Role::mxu || into.role == Role::vector || into.role == Role::elementwise) {
+          into.members.push_back(op);
+          group_of[static_cast<size_t>(op)] = target;
+          continue;
         }
-      if (feeds) {
-        last.members.push_back(op);
-        group_of[static_cast<size_t>(op)] = static_cast<int>(groups.size()) - 1;
-        continue;
       }
     }
     Group gr;
@@ -194,14 +231,15 @@ Program lower_step(const OpGraph& g, const TpuSpec& s, const LoweringOptions& o)
     std::vector<int> written;
     for (int m : gr.members) {
       const OpNode& mo = g.op(m);
-      vec_flops += (m == gr.anchor && gr.role == Role::mxu) ? 0 : mo.work.flops;
-      transc += mo.work.transcendentals;
+      double pad = op_padding(g, mo, s);
+      vec_flops += (m == gr.anchor && gr.role == Role::mxu) ? 0 : mo.work.flops * pad;
+      transc += mo.work.transcendentals * pad;
       for (int t : mo.inputs) {
         int st = storage_of(g, t);
         int p = g.tensor(st).producer;
         if (p >= 0 && member_set.count(p)) continue;
         if (reads.count(st)) continue;
-        double b = read_bytes(g, mo, t);
+        double b = read_bytes(g, mo, t, s);
         reads[st] = b;
         if (is_weight_like(g.tensor(st).role)) weight_bytes += b; else act_read += b;
       }
@@ -213,7 +251,7 @@ Program lower_step(const OpGraph& g, const TpuSpec& s, const LoweringOptions& o)
           if (!member_set.count(c)) external = true;
         }
         if (external) {
-          write_bytes += static_cast<double>(g.tensor(t).desc.bytes());
+          write_bytes += padded_bytes(g, t, s);
           written.push_back(t);
         }
       }
