@@ -16,7 +16,9 @@ namespace xpusim::cli {
 namespace {
 
 // Forward convolutions and dense layers of a model at batch 1, as SCALE-Sim layers. SCALE-Sim
-// has no padding, so the IFMAP is given padded (H + 2 pad) and the OFMAP comes out right.
+// has no padding and computes OFMAP = ceil((H - F + S) / S), so the IFMAP is given as the
+// extent the convolution actually reads, (OFMAP - 1) x S + F (the padded input, less any
+// rows a strided window never reaches); SCALE-Sim's OFMAP then equals the graph's.
 std::vector<tpu::TopologyLayer> topology_of_model(const std::string& model) {
   GraphOptions o;
   o.batch = 1;
@@ -30,7 +32,8 @@ std::vector<tpu::TopologyLayer> topology_of_model(const std::string& model) {
       const Shape& y = g.tensor(op.outputs[0]).desc.shape;
       const OpAttrs& a = op.attrs;
       if (a.groups != 1 || a.stride_h != a.stride_w) continue;  // not expressible in the CSV
-      out.push_back({op.name, x[2] + 2 * a.pad_h, x[3] + 2 * a.pad_w, a.kernel_h, a.kernel_w, x[1], y[1], a.stride_h});
+      out.push_back({op.name, (y[2] - 1) * a.stride_h + a.kernel_h, (y[3] - 1) * a.stride_w + a.kernel_w, a.kernel_h,
+                     a.kernel_w, x[1], y[1], a.stride_h});
     } else if (op.kind == OpKind::MatMul) {
       out.push_back({op.name, 1, 1, 1, 1, op.attrs.k, op.attrs.n, 1});
     }

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
@@ -118,5 +119,30 @@ TEST_CASE("bad device YAML: file:line: key: message", "[tpu][engine]") {
     f << "name: bad\nengine: tpu_systemc\ndefault_system: cloud_tpu_v2-8\nclock_mhz: -5\n";
   }
   CHECK_THROWS_WITH(tpu::load_tpu_spec(path.string()), Catch::Contains(path.string() + ":4: clock_mhz: must be > 0"));
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("--trace writes a trace-event JSON with one track per unit", "[tpu][engine]") {
+  auto path = (std::filesystem::temp_directory_path() / "xpusim_tpu_trace.json").string();
+  PredictRequest r = v2_8("resnet50_cifar10", 32, DataSource::synthetic);
+  r.trace_path = path;
+  StepReport rep = predict(r);
+  std::ifstream in(path);
+  REQUIRE(in.good());
+  auto j = nlohmann::json::parse(in);
+  std::set<std::string> tracks;
+  int complete = 0;
+  double last_end_us = 0;
+  for (const auto& e : j.at("traceEvents")) {
+    if (e.at("ph") == "M") tracks.insert(e.at("args").at("name").get<std::string>());
+    if (e.at("ph") == "X") {
+      ++complete;
+      last_end_us = std::max(last_end_us, e.at("ts").get<double>() + e.at("dur").get<double>());
+    }
+  }
+  CHECK(tracks == std::set<std::string>{"mxu", "vector", "hbm_read", "hbm_write", "ici", "infeed"});
+  CHECK(complete > 10);
+  // The measured step's events end when the step does.
+  CHECK(last_end_us == Approx(rep.step_time_s * 1e6).epsilon(1e-6));
   std::filesystem::remove(path);
 }
