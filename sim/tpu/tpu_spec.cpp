@@ -2,6 +2,8 @@
 // meaning of each field is in the descriptions below (also printed by schema tools).
 #include "sim/tpu/tpu_spec.hpp"
 
+#include <cctype>
+
 #include "common/error.hpp"
 
 namespace xpusim::tpu {
@@ -68,7 +70,15 @@ TpuSpec load_tpu_spec(const std::string& path, const std::vector<std::string>& o
     try {
       parse(n, path);
     } catch (const UserError& e) {
-      throw UserError("--set " + o + ": " + e.what());
+      // The value came from the command line, not from a line of the file: drop "file:line: ".
+      std::string msg = e.what();
+      if (msg.rfind(path + ":", 0) == 0) {
+        size_t i = path.size() + 1, digits = i;
+        while (digits < msg.size() && std::isdigit(static_cast<unsigned char>(msg[digits]))) ++digits;
+        if (digits > i && msg.compare(digits, 2, ": ") == 0) msg = msg.substr(digits + 2);
+        else if (msg.compare(path.size(), 2, ": ") == 0) msg = msg.substr(path.size() + 2);
+      }
+      throw UserError("--set " + o + ": " + msg);
     }
   }
   YAML::Node n = YAML::Clone(root);

@@ -68,7 +68,7 @@ TEST_CASE("a batch that does not fit HBM reports fits_in_memory false", "[tpu][e
   CHECK(r.extra.at("memory_needed_bytes").get<int64_t>() == r.memory_bytes);
 }
 
-TEST_CASE("--set overrides device fields and is validated like the file", "[tpu][engine]") {
+TEST_CASE("set overrides change device fields and are validated like the file", "[tpu][engine]") {
   PredictRequest base = v2_8("resnet50_cifar10", 64, DataSource::synthetic);
   StepReport b = predict(base);
   PredictRequest faster = base;
@@ -122,7 +122,7 @@ TEST_CASE("bad device YAML: file:line: key: message", "[tpu][engine]") {
   std::filesystem::remove(path);
 }
 
-TEST_CASE("--trace writes a trace-event JSON with one track per unit", "[tpu][engine]") {
+TEST_CASE("the trace is a trace-event JSON with one track per unit", "[tpu][engine]") {
   auto path = (std::filesystem::temp_directory_path() / "xpusim_tpu_trace.json").string();
   PredictRequest r = v2_8("resnet50_cifar10", 32, DataSource::synthetic);
   r.trace_path = path;
