@@ -97,11 +97,13 @@ class TpuEngine final : public Engine {
     rep.utilization["hbm"] = prog.hbm_bytes / c.hbm_bytes_per_s / T;
     rep.utilization["ici"] = busy(Unit::ici) / T;
     rep.utilization["infeed"] = std::min(1.0, r.host_busy_s / T);
-    // The bottleneck is the busiest unit; ties go to the first in this order.
-    const char* order[] = {"infeed", "mxu", "hbm", "vector", "ici"};
+    // The bottleneck: infeed when the measured step waited for its batch (the host bounds
+    // the step); otherwise the busiest device unit, ties to the first in this order.
+    const char* order[] = {"mxu", "hbm", "vector", "ici"};
     std::string best = order[0];
     for (const char* u : order)
       if (rep.utilization[u] > rep.utilization[best] + 1e-12) best = u;
+    if (r.infeed_stall_s > 1e-3 * r.step_time_s) best = "infeed";
     rep.bottleneck = best;
 
     // Per op kind: the busy time of each fused op's busiest unit.
