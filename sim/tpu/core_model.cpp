@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 
 #include "common/error.hpp"
 
@@ -200,6 +201,9 @@ struct Kernel {
 }  // namespace
 
 SimResult simulate(const Program& p, const SimConfig& c, bool want_trace) {
+  // One SystemC context per process: concurrent callers (e.g. a parallel sweep) take turns.
+  static std::mutex lock;
+  std::lock_guard<std::mutex> guard(lock);
   static Kernel kernel;
   CoreModel& m = *kernel.model;
   if (c.steps < 1) throw InternalError("simulate: steps must be >= 1");

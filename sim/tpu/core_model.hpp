@@ -45,8 +45,8 @@ struct SimResult {
   std::vector<TraceEvent> trace;             // measured step, when requested
 };
 
-// Runs `steps` back-to-back steps of `p` on the process-wide elaborated model. Not
-// thread-safe (SystemC has one simulation context per process); callers serialise.
+// Runs `steps` back-to-back steps of `p` on the process-wide elaborated model. SystemC has one
+// simulation context per process, so concurrent calls are serialised by a mutex.
 SimResult simulate(const Program& p, const SimConfig& c, bool want_trace);
 
 }  // namespace xpusim::tpu
