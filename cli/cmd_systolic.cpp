@@ -96,12 +96,12 @@ void register_systolic(CLI::App& app) {
       tpu::LayerCycles c = tpu::scalesim_layer(l, rows, cols, d);
       total += c.cycles;
       macs += c.macs;
-      t.add({c.name, std::to_string(c.cycles), fmt_fixed(c.utilization, 4), std::to_string(c.folds), fmt_sig(c.macs, 6)});
+      t.add({c.name, std::to_string(c.cycles), fmt_fixed(c.utilization, 4), std::to_string(c.folds), fmt_fixed(c.macs, 0)});
       arr.push_back({{"layer", c.name}, {"cycles", c.cycles}, {"utilization", c.utilization},
                      {"folds", c.folds}, {"sr", c.sr}, {"sc", c.sc}, {"t", c.t}, {"macs", c.macs}});
     }
     double util = macs / (static_cast<double>(rows) * cols * static_cast<double>(total));
-    t.add({"total", std::to_string(total), fmt_fixed(util, 4), "", fmt_sig(macs, 6)});
+    t.add({"total", std::to_string(total), fmt_fixed(util, 4), "", fmt_fixed(macs, 0)});
     if (f == OutputFormat::json)
       print_json(std::cout, {{"array_rows", rows}, {"array_cols", cols}, {"dataflow", *df}, {"layers", arr},
                              {"total_cycles", total}, {"total_utilization", util}, {"total_macs", macs}});

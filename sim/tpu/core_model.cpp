@@ -207,6 +207,7 @@ SimResult simulate(const Program& p, const SimConfig& c, bool want_trace) {
   static Kernel kernel;
   CoreModel& m = *kernel.model;
   if (c.steps < 1) throw InternalError("simulate: steps must be >= 1");
+  if (p.tasks.empty()) return SimResult{};  // nothing to run (the host threads would never stop)
   m.prog = &p;
   m.cfg = c;
   m.want_trace = want_trace;
