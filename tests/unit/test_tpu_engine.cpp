@@ -146,3 +146,37 @@ TEST_CASE("the trace is a trace-event JSON with one track per unit", "[tpu][engi
   CHECK(last_end_us == Approx(rep.step_time_s * 1e6).epsilon(1e-6));
   std::filesystem::remove(path);
 }
+
+TEST_CASE("step time emerges from overlapping units", "[tpu][engine]") {
+  StepReport r = predict(v2_8("resnet50_cifar10", 64, DataSource::synthetic));
+  double sum = 0, most = 0;
+  for (const char* u : {"mxu", "vector", "hbm_read", "hbm_write", "ici"}) {
+    double b = r.extra.at(std::string("busy_s_") + u).get<double>();
+    sum += b;
+    most = std::max(most, b);
+  }
+  CHECK(r.step_time_s >= most);
+  CHECK(r.step_time_s < sum);  // units overlap: not a closed-form sum of their times
+}
+
+TEST_CASE("the ICI all-reduce is simulated and can bound the step", "[tpu][engine]") {
+  PredictRequest one = v2_8("resnet50_cifar10", 64, DataSource::synthetic);
+  one.placement.count = 1;
+  StepReport r1 = predict(one);
+  CHECK(r1.extra.at("ici_bytes_per_step").get<double>() == 0.0);  // one core: nothing to reduce
+  PredictRequest slow = v2_8("resnet50_cifar10", 64, DataSource::synthetic);
+  slow.placement.overrides = {"ici_link_bandwidth_gbps=0.05"};
+  StepReport rs = predict(slow);
+  CHECK(rs.bottleneck == "ici");
+  CHECK(rs.throughput_samples_per_s < 8 * r1.throughput_samples_per_s * 0.5);
+}
+
+TEST_CASE("tpu_v3 is the same model with other specs", "[tpu][engine]") {
+  PredictRequest v3 = v2_8("resnet50", 128, DataSource::synthetic, "cloud_tpu_v3-8");
+  v3.placement.device = "tpu_v3";
+  StepReport r3 = predict(v3);
+  StepReport r2 = predict(v2_8("resnet50", 128, DataSource::synthetic));
+  CHECK(r3.device == "tpu_v3");
+  CHECK(r3.memory_capacity_bytes == 2 * r2.memory_capacity_bytes);
+  CHECK(r3.throughput_samples_per_s > 1.3 * r2.throughput_samples_per_s);
+}
