@@ -110,15 +110,22 @@ bool is_weight_like(TensorRole r) { return r == TensorRole::weight || r == Tenso
 // unit (Cloud TPU performance guide, "Tensor dimensions": feature dimensions are padded to
 // multiples of 128, batch to multiples of 8). Images are NCHW in the graph; on the TPU the
 // channels are the lane (minor) dimension and the batch the sublane dimension.
-double layout_padding(const TensorDesc& d, int sublanes, int lanes) {
+double layout_padding(const TensorDesc& d, bool is_weight, int sublanes, int lanes) {
   const Shape& s = d.shape;
   if (s.empty()) return 1.0;
   auto pad = [](int64_t x, int64_t to) { return static_cast<double>(ceil_div(x, to) * to) / static_cast<double>(x); };
   if (s.size() == 1) return s[0] > 0 ? pad(s[0], lanes) : 1.0;
-  int64_t lane_dim = s.size() == 4 ? s[1] : s.back();
-  int64_t sub_dim = s[0];
+  // Activations: features on lanes, batch on sublanes. Conv weights [Cout, Cin, kh, kw] are
+  // laid out [kh, kw, Cin, Cout]: Cout on lanes, Cin on sublanes.
+  int64_t lane_dim = s.size() == 4 ? (is_weight ? s[0] : s[1]) : s.back();
+  int64_t sub_dim = s.size() == 4 && is_weight ? s[1] : s[0];
   if (lane_dim <= 0 || sub_dim <= 0) return 1.0;
   return pad(lane_dim, lanes) * pad(sub_dim, sublanes);
+}
+
+double layout_padding(const Tensor& t, int sublanes, int lanes) {
+  bool w = t.role == TensorRole::weight || t.role == TensorRole::weight_grad || t.role == TensorRole::optimizer_state;
+  return layout_padding(t.desc, w, sublanes, lanes);
 }
 
 // Bytes of tensor t as read by op (weights in the op's compute type, as models/work.cpp
@@ -126,7 +133,7 @@ double layout_padding(const TensorDesc& d, int sublanes, int lanes) {
 double read_bytes(const OpGraph& g, const OpNode& op, int t, const TpuSpec& s) {
   const Tensor& tt = g.tensor(t);
   if (tt.is_view) return 0;
-  double pad = layout_padding(tt.desc, s.vector_sublanes, s.vector_lanes);
+  double pad = layout_padding(tt, s.vector_sublanes, s.vector_lanes);
   if (tt.role == TensorRole::weight && op.phase != Phase::update)
     return static_cast<double>(tt.desc.numel() * dtype_bytes(op.compute_dtype)) * pad;
   return static_cast<double>(tt.desc.bytes()) * pad;
@@ -134,7 +141,7 @@ double read_bytes(const OpGraph& g, const OpNode& op, int t, const TpuSpec& s) {
 
 double padded_bytes(const OpGraph& g, int t, const TpuSpec& s) {
   const Tensor& tt = g.tensor(t);
-  return static_cast<double>(tt.desc.bytes()) * layout_padding(tt.desc, s.vector_sublanes, s.vector_lanes);
+  return static_cast<double>(tt.desc.bytes()) * layout_padding(tt, s.vector_sublanes, s.vector_lanes);
 }
 
 // Vector work of an op runs on padded vregs too: scale by its largest tensor's padding.
@@ -144,7 +151,7 @@ double op_padding(const OpGraph& g, const OpNode& op, const TpuSpec& s) {
     if (biggest < 0 || g.tensor(t).desc.numel() > g.tensor(biggest).desc.numel()) biggest = t;
   for (int t : op.inputs)
     if (biggest < 0 || g.tensor(t).desc.numel() > g.tensor(biggest).desc.numel()) biggest = t;
-  return biggest < 0 ? 1.0 : layout_padding(g.tensor(biggest).desc, s.vector_sublanes, s.vector_lanes);
+  return biggest < 0 ? 1.0 : layout_padding(g.tensor(biggest), s.vector_sublanes, s.vector_lanes);
 }
 
 // A view's storage is its source's: follow reshapes back to the tensor that owns the bytes.
@@ -210,6 +217,7 @@ Program lower_step(const OpGraph& g, const TpuSpec& s, const LoweringOptions& o)
   const double vmem_half = static_cast<double>(s.vector_memory_bytes) / 2;  // double buffering
   std::map<int, int> ready_task;  // storage tensor -> task after which it is in HBM
   std::vector<int> recent_stores;  // store task of each chunk, for the double-buffer window
+  int barrier = -1;                // last synchronous all-reduce: later ops start after it
 
   auto add_task = [&](Task t) {
     prog.tasks.push_back(std::move(t));
@@ -285,7 +293,11 @@ Program lower_step(const OpGraph& g, const TpuSpec& s, const LoweringOptions& o)
       t.bytes = write_bytes;  // the reduced gradient, same size as the local one
       t.deps = deps;
       t.op = op_index;
+      // Synchronous collectives (XLA of 2018 ran cross-replica-sum as an ordinary op in the
+      // core's program): the all-reduce starts after the op before it and the next op waits.
+      if (!s.collectives_async && !recent_stores.empty()) t.deps.push_back(recent_stores.back());
       int id = add_task(t);
+      if (!s.collectives_async) barrier = id;
       for (int out : written) ready_task[out] = id;
       prog.ici_bytes += t.bytes;
       fo.hbm_bytes = 0;
@@ -331,6 +343,7 @@ Program lower_step(const OpGraph& g, const TpuSpec& s, const LoweringOptions& o)
       ld.bytes = act_read / chunks + (weights_resident ? (c == 0 ? weight_bytes : 0) : weight_bytes);
       ld.deps = deps;
       if (recent_stores.size() >= 2) ld.deps.push_back(recent_stores[recent_stores.size() - 2]);
+      if (barrier >= 0) ld.deps.push_back(barrier);
       int prev = add_task(ld);
       if (gr.role == Role::mxu) {
         Task m;

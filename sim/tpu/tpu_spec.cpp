@@ -52,6 +52,8 @@ TpuSpec parse(const YAML::Node& root, const std::string& path) {
   s.runtime_reserved_bytes = r.number("runtime_reserved_bytes", 0.0, "bytes", "HBM kept by the runtime", non_negative_d);
   s.prefetch_depth_batches = static_cast<int>(r.integer("prefetch_depth_batches", std::nullopt, "batches",
                                                         "host infeed queue depth", positive_i));
+  s.collectives_async = r.flag("collectives_async", std::nullopt,
+                                "all-reduce runs asynchronously, overlapping later ops (else in program order)");
   s.source = r.text("source", std::nullopt, "where the specs come from");
   r.finish();
   return s;

@@ -40,6 +40,7 @@ struct TpuSpec {
   double op_overhead_us = 2;             // sequencer cost per fused op (program issue, sync)
   double runtime_reserved_bytes = 0;     // HBM the runtime keeps for itself
   int prefetch_depth_batches = 2;        // host -> device infeed queue depth
+  bool collectives_async = false;        // all-reduce overlaps later ops (false: runs in program order)
   std::string source;
 
   double cycle_s() const { return 1e-6 / clock_mhz; }
