@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -35,7 +36,7 @@ double time_s(F&& f) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   int reps = argc > 1 ? std::max(1, std::atoi(argv[1])) : 5;
   // (a) one ResNet-50 v2-8 step.
   PredictRequest r;
@@ -91,4 +92,13 @@ int main(int argc, char** argv) {
               " vs SCALE-Sim's published ~7,000 cycles/s (not measured here): %.0fx\n",
               cps, pe_cps, cps / pe_cps, cps / 7000.0);
   return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "xpusim_bench_tpu: error: %s\n", e.what());
+    return 1;
+  }
 }
