@@ -3,11 +3,13 @@
 #include "sim/engine.hpp"
 
 #include "common/error.hpp"
+#include "sim/tpu/tpu_engine.hpp"
 
 namespace xpusim {
 
 const std::vector<EngineEntry>& engine_registry() {
   static const std::vector<EngineEntry> engines = {
+      {"tpu_systemc", [] { return tpu::make_tpu_engine(); }},
   };
   return engines;
 }
