@@ -3,11 +3,13 @@
 #include "sim/engine.hpp"
 
 #include "common/error.hpp"
+#include "devices/analytical/engine.hpp"
 
 namespace xpusim {
 
 const std::vector<EngineEntry>& engine_registry() {
   static const std::vector<EngineEntry> engines = {
+      {"analytical", [] { return std::make_unique<analytical::AnalyticalEngine>(); }},
   };
   return engines;
 }
