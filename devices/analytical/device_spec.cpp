@@ -1,13 +1,14 @@
 #include "devices/analytical/device_spec.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <optional>
 #include <set>
 
 #include "common/error.hpp"
 #include "common/spec_reader.hpp"
 #include "devices/analytical/host_detect.hpp"
-#include "sim/predict.hpp"
+#include "models/zoo.hpp"
 
 namespace xpusim::analytical {
 
@@ -38,6 +39,22 @@ CpuIsa read_isa(SpecReader& r, const std::string& prefix, CpuIsa def) {
                                              [](long long v) { return v >= 0 && v <= 2 ? "" : "must be 0, 1 or 2"; }));
   return isa;
 }
+// configs/devices/NAME.yaml or a path. (sim/predict.cpp has the same lookup, but this library
+// sits below xpusim_engines and must not depend on it.)
+std::string device_path(const std::string& name_or_path) {
+  namespace fs = std::filesystem;
+  std::string path = resolve_config("devices", name_or_path);
+  if (fs::exists(path)) return path;
+  std::vector<std::string> names;
+  fs::path dir = fs::path(config_dir()) / "devices";
+  if (fs::is_directory(dir))
+    for (const auto& e : fs::directory_iterator(dir))
+      if (e.path().extension() == ".yaml") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  throw UserError("--device: unknown device '" + name_or_path + "' (known: " + list + ")");
+}
 }  // namespace
 
 bool DeviceSpec::supports(Precision p) const {
@@ -45,7 +62,7 @@ bool DeviceSpec::supports(Precision p) const {
 }
 
 DeviceSpec load_device_spec(const std::string& name_or_path, const std::vector<std::string>& overrides) {
-  const std::string path = device_yaml_path(name_or_path);
+  const std::string path = device_path(name_or_path);
   YAML::Node root = load_yaml_file(path);
   apply_overrides(root, overrides, "--set");
   SpecReader r(root, path);
@@ -78,6 +95,7 @@ DeviceSpec load_device_spec(const std::string& name_or_path, const std::vector<s
   d.step_overhead_ms = num("step_overhead_ms", 0, "ms", "per step: session run and host sync", non_negative);
   d.winograd_speedup = num("winograd_speedup", 1.0, "x", "3x3 stride-1 convs off tensor cores (Winograd)",
                            [](double v) { return v >= 1 && v <= 4 ? "" : "must be in [1, 4]"; });
+  d.gemm_half_dim = num("gemm_half_dim", 0, "elements", "GEMM dimension at which tiles run half full (0 = off)", non_negative);
   d.reserved_bytes = static_cast<int64_t>(num("reserved_gb", 0, "GB", "runtime context + allocator slack", non_negative) * 1e9);
   d.workspace_fraction = num("workspace_fraction", 0.0, "fraction", "conv workspace vs the largest activation", non_negative);
   if (d.kind == DeviceKind::gpu) {
@@ -88,6 +106,8 @@ DeviceSpec load_device_spec(const std::string& name_or_path, const std::vector<s
     d.tensor_tf32_tflops = num("tensor_tf32_tflops", 0, "TFLOP/s", "TF32 tensor-core peak (0 = none)", non_negative);
     d.tensor_efficiency = num("tensor_efficiency", 0.3, "fraction", "conv/GEMM share of tensor-core peak", fraction);
     d.allreduce_efficiency = num("allreduce_efficiency", 0.5, "fraction", "collective's share of link bandwidth", fraction);
+    d.comm_overlap = num("comm_overlap", 1.0, "fraction", "share of a collective hidden under compute",
+                         [](double v) { return v >= 0 && v <= 1 ? "" : "must be in [0, 1]"; });
     d.sm_count = static_cast<int>(r.integer("sm_count", std::nullopt, "SMs", "streaming multiprocessors",
                                             [](long long v) { return v > 0 ? "" : "must be > 0"; }));
   } else {

@@ -34,7 +34,8 @@ struct DeviceSpec {
   double memory_efficiency = 0.7;       // fraction of memory bandwidth that streaming kernels reach
   double op_overhead_us = 10;           // per op: kernel launch + framework dispatch + tail
   double step_overhead_ms = 0;          // per step: session run, host sync
-  double winograd_speedup = 1.0;        // 3x3 stride-1 convolutions without tensor cores (cuDNN/oneDNN Winograd)
+  double gemm_half_dim = 0;             // GEMM dimension at which tiles run half full (0 = off)
+  double winograd_speedup = 1.0;        // 3x3/5x5 stride-1 convolutions off tensor cores (Winograd / FFT tiling)
   int64_t reserved_bytes = 0;           // runtime context + allocator slack not usable by tensors
   double workspace_fraction = 0;        // conv workspace as a fraction of the largest activation
 
@@ -43,6 +44,7 @@ struct DeviceSpec {
   double tensor_fp16_tflops = 0, tensor_bf16_tflops = 0, tensor_tf32_tflops = 0;  // tensor cores (0 = none)
   double tensor_efficiency = 0.3;       // fraction of tensor-core peak conv/GEMM kernels reach
   double allreduce_efficiency = 0.5;    // fraction of the system's link bandwidth a collective reaches
+  double comm_overlap = 1.0;            // share of a collective hidden under compute; the rest stalls the SMs
   int sm_count = 1;                     // streaming multiprocessors (small kernels cannot fill them)
 
   // CPU only. `--count` is vCPUs (hyperthreads).

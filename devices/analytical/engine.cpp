@@ -92,7 +92,7 @@ StepReport AnalyticalEngine::run_step(const StepRequest& req) {
   // inputs are ready; the communication stream runs all-reduces as soon as their gradient is.
   OpCostModel model(rates);
   std::vector<double> ready(static_cast<size_t>(g.num_tensors()), 0.0);
-  double compute_free = 0, comm_free = 0, comm_busy = 0;
+  double compute_free = 0, comm_free = 0, comm_busy = 0, comm_stall = 0;
   double t_compute_bound = 0, t_memory_bound = 0, t_overhead = 0;
   double flops = 0, bytes = 0;
   StepReport rep;
@@ -107,6 +107,11 @@ StepReport AnalyticalEngine::run_step(const StepRequest& req) {
       end = std::max(comm_free, dep) + t;
       comm_free = end;
       comm_busy += t;
+      // NCCL's reduction kernels run on the SMs and contend for memory bandwidth: the share
+      // of a collective that is not hidden (1 - comm_overlap) stalls the compute stream.
+      const double stall = (1.0 - d.comm_overlap) * t;
+      compute_free = std::max(compute_free, end - t) + stall;
+      comm_stall += stall;
       rep.per_op_s[op_kind_name(n.kind)] += t;
     } else {
       end = std::max(compute_free, dep) + c.time_s();
@@ -126,7 +131,7 @@ StepReport AnalyticalEngine::run_step(const StepRequest& req) {
   for (int t : g.tensors_with_role(TensorRole::weight)) weight_bytes += g.tensor(t).desc.bytes();
   const double ps_pull_s = parameter_server_pull_s(static_cast<double>(weight_bytes), links);
   const double step_overhead_s = d.step_overhead_ms * 1e-3 + sys.host.step_overhead_ms * 1e-3;
-  const double comm_exposed_s = std::max(0.0, comm_free - compute_free) + ps_pull_s;
+  const double comm_exposed_s = std::max(0.0, comm_free - compute_free) + ps_pull_s + comm_stall;
   double device_s = std::max(compute_free, comm_free) + ps_pull_s + step_overhead_s;
 
   // Host side: the input batch crosses PCIe (prefetched, so it overlaps), and with real data

@@ -34,7 +34,8 @@ OpCost OpCostModel::streaming(const OpGraph& g, int op, OpClass cls, double kern
   return c;
 }
 
-OpCost OpCostModel::gemm(const OpGraph& g, int op, double flops, double items, bool tensor_ok, double kernels) const {
+OpCost OpCostModel::gemm(const OpGraph& g, int op, double flops, double items, double dmin, bool tensor_ok,
+                         double kernels) const {
   const OpNode& n = g.op(op);
   OpCost c;
   c.cls = OpClass::gemm;
@@ -42,7 +43,11 @@ OpCost OpCostModel::gemm(const OpGraph& g, int op, double flops, double items, b
   // A kernel with fewer independent outputs than the device has lanes to fill runs at the
   // fraction it occupies (wave quantisation, smoothed).
   const double fill = r_.fill_items > 0 ? std::min(1.0, items / r_.fill_items) : 1.0;
-  c.compute_s = flops / (rate * std::max(fill, 1e-6));
+  // Tiles (cuBLAS/cuDNN use 32..256-wide tiles) run partly empty when a GEMM dimension is
+  // small: Cout = 64 or a 1x1 conv's K = Cin = 64 wastes part of every tile and of the
+  // K-loop pipeline. A smooth d / (d + d_half) captures it with one constant per device.
+  const double shape = r_.gemm_half_dim > 0 ? dmin / (dmin + r_.gemm_half_dim) : 1.0;
+  c.compute_s = flops / (rate * std::max(fill * shape, 1e-6));
   c.memory_s = io_bytes(n) / r_.memory_bytes_s;
   c.overhead_s = kernels * r_.op_overhead_s;
   return c;
@@ -55,17 +60,31 @@ OpCost OpCostModel::conv(const OpGraph& g, int op) const {
   const Shape& xs = g.tensor(f.inputs[0]).desc.shape;
   const double items = static_cast<double>(g.tensor(f.outputs[0]).desc.numel());
   const int64_t cin = xs.size() > 1 ? xs[1] / std::max(1, a.groups) : 1;
+  const Shape& ys = g.tensor(f.outputs[0]).desc.shape;
+  // Implicit-GEMM view of the three convolutions (cuDNN): forward M = N*Ho*Wo, N = Cout,
+  // K = Cin*kh*kw; backward-data swaps Cin and Cout; backward-filter reduces over N*Ho*Wo.
+  const double kk = static_cast<double>(a.kernel_h) * a.kernel_w;
+  const double m_px = static_cast<double>(ys[0]) * ys[2] * ys[3];
+  const double cout = static_cast<double>(ys[1]) / std::max(1, a.groups);
+  double dmin = 0;
+  switch (n.kind) {
+    case OpKind::Conv2DBackwardData: dmin = std::min({m_px, static_cast<double>(cin), cout * kk}); break;
+    case OpKind::Conv2DBackwardFilter: dmin = std::min({cout, static_cast<double>(cin) * kk, m_px}); break;
+    default: dmin = std::min({m_px, cout, static_cast<double>(cin) * kk}); break;
+  }
   // Tensor cores need channel counts that fill their 8-wide fragments (cuDNN pads or falls
   // back otherwise: the RGB first layer runs on CUDA cores).
   const bool tensor_ok = cin >= 8;
   double flops = n.work.flops;
-  const bool winograd = a.kernel_h == 3 && a.kernel_w == 3 && a.stride_h == 1 && a.stride_w == 1 &&
-                        a.dilation_h == 1 && a.dilation_w == 1 && a.groups == 1 && cin >= 8;
+  // cuDNN's fast algorithms: Winograd for 3x3 and FFT tiling for 5x5, stride 1 only.
+  const bool winograd = a.kernel_h == a.kernel_w && (a.kernel_h == 3 || a.kernel_h == 5) && a.stride_h == 1 &&
+                        a.stride_w == 1 && a.dilation_h == 1 && a.dilation_w == 1 && a.groups == 1 && cin >= 8;
   const bool on_tensor = tensor_ok && r_.tensor_flops_s > 0;
-  // Winograd F(4x4,3x3) needs 4x fewer multiplies in theory (Lavin & Gray, CVPR 2016);
-  // transforms eat part of that, hence a device factor in [1, 4].
+  // Winograd F(4x4,3x3) needs 4x fewer multiplies in theory (Lavin & Gray, CVPR 2016) and FFT
+  // tiling more for 5x5 (Vasilache et al., ICLR 2015); transforms eat part of that, hence one
+  // device factor in [1, 4] for both.
   if (winograd && !on_tensor) flops /= r_.winograd_speedup;
-  OpCost c = gemm(g, op, flops, items, tensor_ok, 1);
+  OpCost c = gemm(g, op, flops, items, dmin, tensor_ok, 1);
   c.cls = OpClass::conv;
   return c;
 }
@@ -78,7 +97,8 @@ OpCost OpCostModel::on_Conv2DBackwardFilter(const OpGraph& g, int op) { return c
 
 OpCost OpCostModel::on_MatMul(const OpGraph& g, int op) {
   const OpAttrs& a = g.op(op).attrs;
-  return gemm(g, op, g.op(op).work.flops, static_cast<double>(a.m * a.n), a.k >= 8 && a.n >= 8 && a.m >= 8, 1);
+  const double dmin = static_cast<double>(std::min({a.m, a.n, a.k}));
+  return gemm(g, op, g.op(op).work.flops, static_cast<double>(a.m * a.n), dmin, a.k >= 8 && a.n >= 8 && a.m >= 8, 1);
 }
 
 OpCost OpCostModel::on_BatchNorm(const OpGraph& g, int op) { return streaming(g, op, OpClass::normalization); }
@@ -107,7 +127,8 @@ OpCost OpCostModel::on_LSTM(const OpGraph& g, int op) {
   const OpAttrs& a = n.attrs;
   const double t = static_cast<double>(std::max<int64_t>(1, a.seq_len));
   const double batch = static_cast<double>(g.tensor(n.inputs[0]).desc.shape[0]);
-  OpCost c = gemm(g, op, n.work.flops, batch * 4.0 * static_cast<double>(a.hidden), a.hidden >= 8, 2 * t);
+  const double dmin = std::min({batch, 4.0 * static_cast<double>(a.hidden), static_cast<double>(a.input_size + a.hidden)});
+  OpCost c = gemm(g, op, n.work.flops, batch * 4.0 * static_cast<double>(a.hidden), dmin, a.hidden >= 8, 2 * t);
   c.compute_s += 4.0 * n.work.transcendentals / r_.vector_flops_s;
   c.cls = OpClass::recurrent;
   return c;
@@ -117,7 +138,8 @@ OpCost OpCostModel::on_LSTMBackward(const OpGraph& g, int op) {
   const OpAttrs& a = n.attrs;
   const double t = static_cast<double>(std::max<int64_t>(1, a.seq_len));
   const double batch = static_cast<double>(g.tensor(n.inputs[1]).desc.shape[0]);
-  OpCost c = gemm(g, op, n.work.flops, batch * 4.0 * static_cast<double>(a.hidden), a.hidden >= 8, 3 * t);
+  const double dmin = std::min({batch, 4.0 * static_cast<double>(a.hidden), static_cast<double>(a.input_size + a.hidden)});
+  OpCost c = gemm(g, op, n.work.flops, batch * 4.0 * static_cast<double>(a.hidden), dmin, a.hidden >= 8, 3 * t);
   c.cls = OpClass::recurrent;
   return c;
 }

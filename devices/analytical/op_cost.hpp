@@ -20,6 +20,7 @@ struct Rates {
   double op_overhead_s = 0;    // per kernel
   double winograd_speedup = 1; // 3x3 stride-1 convs off tensor cores
   double fill_items = 0;       // outputs needed to occupy the device; 0 = no fill model (CPU)
+  double gemm_half_dim = 0;    // GEMM dimension at which tiles run half full; 0 = no shape model
 };
 
 enum class OpClass { none, conv, gemm, recurrent, elementwise, normalization, update, communication };
@@ -44,7 +45,8 @@ class OpCostModel final : public OpVisitor<OpCost> {
 
  private:
   OpCost conv(const OpGraph& g, int op) const;
-  OpCost gemm(const OpGraph& g, int op, double flops, double items, bool tensor_ok, double kernels) const;
+  // dmin: the smallest of the implicit GEMM's M, N, K (tile utilisation).
+  OpCost gemm(const OpGraph& g, int op, double flops, double items, double dmin, bool tensor_ok, double kernels) const;
   OpCost streaming(const OpGraph& g, int op, OpClass cls, double kernels = 1) const;
   Rates r_;
 };
