@@ -122,6 +122,7 @@ DeviceSpec load_device_spec(const std::string& name_or_path, const std::vector<s
                                              [&](long long v) { return v > 0 || (d.detect && v == 0) ? "" : "must be > 0"; }));
     d.compiled_isa = read_isa(r, "compiled_", CpuIsa{8, 2});
     d.pip_isa = read_isa(r, "pip_", CpuIsa{4, 0});
+    d.pip_compute_efficiency = num("pip_compute_efficiency", 0.7, "fraction", "conv/GEMM share of SIMD peak, pip build", fraction);
     d.memory_gb_per_vcpu = num("memory_gb_per_vcpu", 0, "GB", "machine memory per vCPU when memory_gb is 0", non_negative);
     d.default_build = r.text("default_build", std::string("pip"), "framework build when --build is not given", {"pip", "compiled"});
     d.serial_fraction = num("serial_fraction", 0.05, "fraction", "Amdahl serial share of a step",

@@ -56,6 +56,7 @@ struct DeviceSpec {
   std::string default_build = "pip";
   double serial_fraction = 0.05;        // Amdahl: share of a step that does not parallelise
   double numa_efficiency = 0.2;         // value of a core on the second socket relative to the first
+  double pip_compute_efficiency = 0.7;  // the same for the generic (pip) build's simpler SSE kernels
   double memory_gb_per_vcpu = 0;       // machine memory that scales with vCPUs (GCE n1-highcpu: 0.9)
   bool detect = false;                  // host: cores, ISA and frequency from /proc and sysfs
 

@@ -62,7 +62,9 @@ Rates make_rates(const DeviceSpec& d, Precision p, const std::string& build, int
   }
   const double speedup = cpu_speedup(d, vcpus);
   const double core_flops = d.frequency_ghz * 1e9 * isa_for(d, build).flops_per_cycle();
-  r.gemm_flops_s = core_flops * speedup * d.compute_efficiency;
+  // Narrow SSE kernels keep their pipes busier than AVX2+FMA ones, which starve on operand
+  // packing and cache bandwidth: separate efficiencies per build (docs/analytical-model.md).
+  r.gemm_flops_s = core_flops * speedup * (build == "pip" ? d.pip_compute_efficiency : d.compute_efficiency);
   // Elementwise loops vectorise with the same ISA but without FMA pairing.
   r.vector_flops_s = d.frequency_ghz * 1e9 * isa_for(d, build).simd_fp32_lanes * speedup;
   // A VM gets its vCPUs' share of a socket's DRAM channels; second-socket traffic is worth

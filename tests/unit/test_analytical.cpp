@@ -147,8 +147,19 @@ TEST_CASE("every device YAML loads and its calibrate keys are real numeric field
     CHECK(s.name == d);
     CHECK(!s.calibrate.empty());
     CHECK(s.calibrate.size() <= 4);
-    for (const auto& k : s.calibrate)  // an override of each key is accepted by the reader
-      CHECK_NOTHROW(load_device_spec(d, {k + "=0.5"}));
+    for (const auto& k : s.calibrate) {  // each key is a validated numeric field of the reader
+      bool accepted = false;
+      for (const char* v : {"0.5", "1", "2"}) {
+        try {
+          load_device_spec(d, {k + "=" + v});
+          accepted = true;
+          break;
+        } catch (const UserError&) {
+        }
+      }
+      CHECK(accepted);
+      CHECK_THROWS_AS(load_device_spec(d, {k + "=not_a_number"}), UserError);
+    }
   }
 }
 
@@ -167,8 +178,9 @@ TEST_CASE("CPU devices: vCPUs are not replicas; 32 and 64 vCPUs perform alike; c
   CHECK(t64 / t32 == Approx(1.0).margin(0.25));
   const double pip = run("gce_skylake_vcpu", "cifar10_cnn", 32, 16, "fp32", {}, "pip").throughput_samples_per_s;
   const double comp = run("gce_skylake_vcpu", "cifar10_cnn", 32, 16, "fp32", {}, "compiled").throughput_samples_per_s;
+  // The cloud-CPU study: the compiled build is 30-40% faster.
   CHECK(comp > 1.1 * pip);
-  CHECK(comp < 2.5 * pip);
+  CHECK(comp < 2.0 * pip);
 }
 
 TEST_CASE("CPU thread scaling: Amdahl over first-socket cores plus discounted second-socket cores", "[analytical][cpu]") {
@@ -214,4 +226,20 @@ TEST_CASE("predictions are deterministic and real data can only slow a step", "[
   // Tensor cores speed up V100 under mixed precision.
   CHECK(run("v100_sxm2_16gb", "resnet50", 128, 1, "mixed_fp16").throughput_samples_per_s >
         1.5 * run("v100_sxm2_16gb", "resnet50", 128, 1, "fp32").throughput_samples_per_s);
+}
+
+TEST_CASE("MAPE against every published train_throughput row stays at the calibrated level", "[analytical][reference]") {
+  // One set of constants per device (configs/devices/*.yaml), no per-model constants. The
+  // levels are what the calibration reached (docs/analytical-model.md), with a little slack.
+  auto rows = load_reference_rows(std::string(XPUSIM_TEST_DATA_DIR) + "/reference/published_calibration.csv");
+  REQUIRE(rows.size() >= 120);  // P100 DGX-1, GCE K80 and V100 rows
+  auto res = check_rows(rows);
+  auto mape = mape_by_device(res);
+  INFO("MAPE all " << mape["all"] << " p100 " << mape["p100_sxm2"] << " k80 " << mape["k80"] << " v100 "
+                   << mape["v100_sxm2_16gb"]);
+  CHECK(mape["p100_sxm2"] <= 7.5);
+  CHECK(mape["k80"] <= 9.0);
+  CHECK(mape["v100_sxm2_16gb"] <= 7.0);
+  CHECK(mape["all"] <= 8.0);
+  CHECK(mape["all"] <= 10.0);  // the issue's target
 }
