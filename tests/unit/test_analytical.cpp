@@ -232,7 +232,7 @@ TEST_CASE("MAPE against every published train_throughput row stays at the calibr
   // One set of constants per device (configs/devices/*.yaml), no per-model constants. The
   // levels are what the calibration reached (docs/analytical-model.md), with a little slack.
   auto rows = load_reference_rows(std::string(XPUSIM_TEST_DATA_DIR) + "/reference/published_calibration.csv");
-  REQUIRE(rows.size() >= 120);  // P100 DGX-1, GCE K80 and V100 rows
+  REQUIRE(rows.size() == 130);  // 71 P100 DGX-1, 56 GCE K80 and 3 V100 rows
   auto res = check_rows(rows);
   auto mape = mape_by_device(res);
   INFO("MAPE all " << mape["all"] << " p100 " << mape["p100_sxm2"] << " k80 " << mape["k80"] << " v100 "
