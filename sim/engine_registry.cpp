@@ -4,12 +4,14 @@
 
 #include "common/error.hpp"
 #include "sim/tpu/tpu_engine.hpp"
+#include "devices/analytical/engine.hpp"
 
 namespace xpusim {
 
 const std::vector<EngineEntry>& engine_registry() {
   static const std::vector<EngineEntry> engines = {
       {"tpu_systemc", [] { return tpu::make_tpu_engine(); }},
+      {"analytical", [] { return std::make_unique<analytical::AnalyticalEngine>(); }},
   };
   return engines;
 }
