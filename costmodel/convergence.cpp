@@ -6,6 +6,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
+#include <locale>
 #include <sstream>
 
 #include "common/error.hpp"
@@ -14,6 +16,9 @@
 #include "models/zoo.hpp"
 
 namespace xpusim::cost {
+
+// A child() result that is really there (yaml-cpp's null node converts to true).
+inline bool present(const YAML::Node& n) { return n && n.IsDefined() && !n.IsNull(); }
 
 namespace fs = std::filesystem;
 
@@ -44,6 +49,13 @@ std::optional<double> epochs_on_curve(const ConvergenceCurve& c, double accuracy
   return std::nullopt;
 }
 
+std::string fmt_short(double v) {
+  std::ostringstream os;
+  os.imbue(std::locale::classic());
+  os << std::setprecision(4) << v;
+  return os.str();
+}
+
 double batch_epoch_factor(double batch, double curve_batch, double noise_scale_batch) {
   return (1.0 + batch / noise_scale_batch) / (1.0 + curve_batch / noise_scale_batch);
 }
@@ -51,12 +63,12 @@ double batch_epoch_factor(double batch, double curve_batch, double noise_scale_b
 double epochs_to_target(const ConvergenceCurve& c, double accuracy, int64_t global_batch) {
   auto e = epochs_on_curve(c, accuracy);
   if (!e)
-    throw UserError("convergence curve '" + c.name + "' (" + c.where() + ") never reaches " + c.metric + " " +
-                    fmt_sig(accuracy, 4) + "; the best accuracy known is " + fmt_sig(c.best_accuracy(), 4) +
-                    " at epoch " + fmt_sig(c.best_epoch(), 4));
+    throw UserError("convergence curve '" + c.name + "' never reaches " + c.metric + " " + fmt_short(accuracy) +
+                    "; the best accuracy known is " + fmt_short(c.best_accuracy()) + " at epoch " +
+                    fmt_short(c.best_epoch()));
   if (global_batch == c.global_batch || global_batch <= 0) return *e;
   if (!c.noise_scale_batch)
-    throw UserError("convergence curve '" + c.name + "' (" + c.where() + ") was measured at global batch " +
+    throw UserError("convergence curve '" + c.name + "' was measured at global batch " +
                     std::to_string(c.global_batch) + " and has no noise_scale_batch to extrapolate to batch " +
                     std::to_string(global_batch));
   return *e * batch_epoch_factor(double(global_batch), double(c.global_batch), *c.noise_scale_batch);
@@ -172,12 +184,12 @@ void load_file(const std::string& path, ConvergenceCatalog& cat) {
     YAML::Node pts = r.child("points", "list of [epoch, accuracy]");
     std::string log = r.text("train_log", std::string(), "TSV written by `xpusim train` (relative to this file)");
     r.finish();
-    if (pts && !log.empty()) r.fail("train_log", "give either points or train_log, not both");
+    if (present(pts) && !log.empty()) r.fail("train_log", "give either points or train_log, not both");
     if (!log.empty()) {
       fs::path p(log);
       if (p.is_relative()) p = fs::path(path).parent_path() / p;
       c.points = read_train_log(p.string());
-    } else if (pts) {
+    } else if (present(pts)) {
       if (!pts.IsSequence()) r.fail("points", "expected a list of [epoch, accuracy]");
       for (const auto& e : pts) {
         if (!e.IsSequence() || e.size() != 2)

@@ -47,6 +47,9 @@ double batch_epoch_factor(double batch, double curve_batch, double noise_scale_b
 // known and where) or when the batch differs and the curve has no noise_scale_batch.
 double epochs_to_target(const ConvergenceCurve& c, double accuracy, int64_t global_batch);
 
+// A number for messages: up to 4 significant digits, no trailing zeros (0.757, 84).
+std::string fmt_short(double v);
+
 // Reads the TSV that `xpusim train` writes: header `epoch	seconds	train_loss	test_accuracy`,
 // then one row per epoch. Accuracies above 1 are taken as percent.
 std::vector<AccuracyPoint> read_train_log(const std::string& path);

@@ -11,6 +11,9 @@
 
 namespace xpusim::cost {
 
+// A child() result that is really there (yaml-cpp's null node converts to true).
+inline bool present(const YAML::Node& n) { return n && n.IsDefined() && !n.IsNull(); }
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -35,7 +38,7 @@ std::string non_negative(double v) { return v >= 0 ? "" : "must be >= 0"; }
 
 BillingRule read_billing(const YAML::Node& n, const std::string& file, const std::string& ctx,
                          const BillingRule& def) {
-  if (!n) return def;
+  if (!present(n)) return def;
   SpecReader r(n, file, ctx);
   BillingRule b;
   b.granularity_s = r.number("granularity_s", def.granularity_s, "s",
@@ -47,7 +50,7 @@ BillingRule read_billing(const YAML::Node& n, const std::string& file, const std
 
 std::vector<OfferItem> read_contains(const YAML::Node& n, const std::string& file, const std::string& ctx) {
   std::vector<OfferItem> out;
-  if (!n) return out;
+  if (!present(n)) return out;
   if (!n.IsSequence()) throw UserError(yaml_location(file, n) + ": " + ctx + ": expected a list of {what, count, power_w}");
   for (const auto& e : n) {
     SpecReader r(e, file, ctx);
@@ -92,14 +95,14 @@ void load_file(const std::string& path, PriceCatalog& cat) {
       else r.number(t.key, 0.0, "USD/h", std::string(t.name) + " price (absent = not offered)");
     }
     YAML::Node inc = r.child("includes", "other offer ids billed together with this one");
-    if (inc) {
+    if (present(inc)) {
       if (!inc.IsSequence()) r.fail("includes", "expected a list of offer ids");
       for (const auto& i : inc) p.includes.push_back(i.as<std::string>());
     }
     p.contains = read_contains(r.child("contains", "what the offer holds"), path, "contains");
     p.billing = read_billing(r.child("billing", "billing rule (default: the file's)"), path, "billing", billing);
     YAML::Node own = r.child("owned", "owned hardware: purchase, service life, electricity");
-    if (own) {
+    if (present(own)) {
       SpecReader w(own, path, "owned");
       OwnedCost c;
       c.purchase_usd = w.number("purchase_usd", std::nullopt, "USD", "purchase price", positive);

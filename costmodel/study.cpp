@@ -16,6 +16,9 @@
 
 namespace xpusim::cost {
 
+// A child() result that is really there (yaml-cpp's null node converts to true).
+inline bool present(const YAML::Node& n) { return n && n.IsDefined() && !n.IsNull(); }
+
 namespace fs = std::filesystem;
 
 const char* throughput_source_name(ThroughputSource s) {
@@ -75,7 +78,9 @@ StudyTarget read_target(const YAML::Node& n, const std::string& file, size_t ind
   t.dataset = r.text("dataset", std::nullopt, "dataset in configs/datasets.yaml");
   try {
     find_dataset(t.dataset);
-  } catch (const UserError&) {
+  } catch (const UserError& e) {
+    std::string m = e.what();
+    if (m.find("unknown dataset") == std::string::npos) throw;  // datasets.yaml itself is bad
     r.fail("dataset", "unknown dataset '" + t.dataset + "' (see configs/datasets.yaml)");
   }
   t.metric = r.text("metric", std::string("top1"), "accuracy metric", {"top1", "top5"});
@@ -85,7 +90,7 @@ StudyTarget read_target(const YAML::Node& n, const std::string& file, size_t ind
                       [](double v) { return v >= 0 ? "" : "must be >= 0"; });
   t.batch_per_device = r.integer("batch_per_device", 0, "samples", "default batch per device for options that set none",
                                  [](long long v) { return v >= 0 ? "" : "must be >= 0"; });
-  std::string def_label = t.model + (t.accuracy > 0 ? "@" + t.metric + "_" + fmt_sig(t.accuracy, 4) : "@" + fmt_sig(t.epochs, 4) + "ep");
+  std::string def_label = t.model + (t.accuracy > 0 ? "@" + t.metric + "_" + fmt_short(t.accuracy) : "@" + fmt_short(t.epochs) + "ep");
   t.label = r.text("label", def_label, "name in the output");
   r.finish();
   if ((t.accuracy > 0) == (t.epochs > 0)) r.fail("accuracy", "give exactly one of accuracy or epochs");
@@ -103,9 +108,9 @@ StudyTarget read_target(const YAML::Node& n, const std::string& file, size_t ind
       if (!best || c->best_accuracy() > best->best_accuracy()) best = c;
     }
     if (!reached)
-      r.fail("accuracy", "target " + fmt_sig(t.accuracy, 4) + " is never reached by the convergence data for " + t.model +
-                             " on " + t.dataset + "; the best accuracy known is " + fmt_sig(best->best_accuracy(), 4) +
-                             " (curve " + best->name + ", epoch " + fmt_sig(best->best_epoch(), 4) + ")");
+      r.fail("accuracy", "target " + fmt_short(t.accuracy) + " is never reached by the convergence data for " + t.model +
+                             " on " + t.dataset + "; the best accuracy known is " + fmt_short(best->best_accuracy()) +
+                             " (curve " + best->name + ", epoch " + fmt_short(best->best_epoch()) + ")");
   }
   (void)index;
   return t;
@@ -120,7 +125,7 @@ struct OptionReader {
   StudyOption read(YAML::Node n, const YAML::Node& defaults, const std::string& ctx) {
     if (!n.IsMap()) throw UserError(where(file, n) + ": " + ctx + ": expected a mapping");
     // Defaults fill the keys an option leaves out; the nodes keep their own line numbers.
-    if (defaults && defaults.IsMap())
+    if (present(defaults) && defaults.IsMap())
       for (const auto& kv : defaults) {
         std::string k = kv.first.as<std::string>();
         if (!n[k]) n[k] = kv.second;
@@ -183,7 +188,7 @@ struct OptionReader {
     if (o.source == ThroughputSource::given && o.throughput_source_note.empty())
       r.fail("throughput_source", "a given throughput needs its source");
     YAML::Node set = r.child("set", "device YAML overrides: list of KEY=VALUE or a mapping");
-    if (set) {
+    if (present(set)) {
       if (set.IsSequence())
         for (const auto& s : set) o.overrides.push_back(s.as<std::string>());
       else if (set.IsMap())
@@ -233,12 +238,14 @@ void expand_sweep(const YAML::Node& sw, const YAML::Node& defaults, OptionReader
     std::vector<long long> batches = r.integers("batch", std::vector<long long>{}, "samples", "batch sizes per device");
     YAML::Node set = r.child("set", "mapping KEY: [values] of device overrides; the grid is their product");
     r.finish();
+    // The swept batch stands in for the template's own (which may be left out).
+    if (!batches.empty() && tmpl.IsMap() && !present(tmpl["batch"])) tmpl["batch"] = batches.front();
     StudyOption base = rd.read(tmpl, defaults, "sweep.option");
     for (auto b : batches)
       if (b <= 0) r.fail("batch", "must be > 0");
     // Grid: batch x every override key, in file order.
     std::vector<std::pair<std::string, std::vector<std::string>>> axes;
-    if (set) {
+    if (present(set)) {
       if (!set.IsMap()) r.fail("set", "expected a mapping KEY: [values]");
       for (const auto& kv : set) {
         std::vector<std::string> vals;
@@ -298,14 +305,14 @@ Study load_study(const std::string& path, const PriceCatalog* catalog) {
   top.finish();
   if (!targets.IsSequence() || targets.size() == 0) top.fail("targets", "expected a non-empty list");
   for (size_t i = 0; i < targets.size(); ++i) s.targets.push_back(read_target(targets[i], path, i));
-  if (defaults && !defaults.IsMap()) top.fail("defaults", "expected a mapping of option keys");
+  if (present(defaults) && !defaults.IsMap()) top.fail("defaults", "expected a mapping of option keys");
   std::vector<std::string> devices = known_devices();
   OptionReader rd{path, prices, devices, s.targets};
-  if (options) {
+  if (present(options)) {
     if (!options.IsSequence()) top.fail("options", "expected a list");
     for (auto o : options) s.options.push_back(rd.read(o, defaults, "options"));
   }
-  if (sweep) expand_sweep(sweep, defaults, rd, path, s.options);
+  if (present(sweep)) expand_sweep(sweep, defaults, rd, path, s.options);
   if (s.options.empty()) top.fail("options", "the study has no options (give options or sweep)");
   std::set<std::string> labels;
   for (const auto& o : s.options)
