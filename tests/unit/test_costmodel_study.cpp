@@ -2,6 +2,7 @@
 // throughput comes from a fake engine (the real engines are not needed here).
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <fstream>
 
 #include "common/error.hpp"
@@ -149,4 +150,51 @@ TEST_CASE("bad studies fail with file:line: key", "[costmodel][study]") {
 
   e = load_error(write_study("dup", kTarget + "options:\n" + kOption + kOption));
   CHECK(e.find("duplicate option label 'a'") != std::string::npos);
+}
+
+TEST_CASE("owned hardware: amortised cost, energy and break-even against renting", "[costmodel][study]") {
+  Study s = load_study(data("buy_vs_rent.yaml"));
+  CompareResult r = run_study(s);
+  REQUIRE(r.rows.size() == 2);
+  const CompareRow& own = r.rows[0];
+  const CompareRow& rent = r.rows[1];
+  // Batch 128 against the curve's 1024 with B_noise 20000 (McCandlish et al. 2018).
+  double epochs = 84 * (1 + 128 / 20000.0) / (1 + 1024 / 20000.0);
+  CHECK(*own.epochs_to_target == Approx(epochs));
+  double own_s = epochs * 1281167 / 400, rent_s = epochs * 1281167 / 800;
+  CHECK(*own.hours_to_target == Approx(own_s / 3600));
+  // Owned: $2499 over 3 years of 8766 h, + 280 W at $0.13/kWh; billed per second.
+  double own_rate = 2499 / (3 * 8766.0) + 0.28 * 0.13;
+  CHECK(*own.price_usd_per_h == Approx(own_rate));
+  CHECK(*own.cost_to_target_usd == Approx(own_rate * own_s / 3600).epsilon(1e-4));
+  CHECK(*own.energy_kwh == Approx(0.28 * own_s / 3600));
+  CHECK(*rent.cost_to_target_usd == Approx(3.06 * rent_s / 3600).epsilon(1e-4));
+  // Buying pays off after purchase / (rented $ per run - owned electricity per run) runs.
+  double runs = 2499 / (3.06 * rent_s / 3600 - 0.28 * own_s / 3600 * 0.13);
+  CHECK(*own.breakeven_runs == Approx(runs).epsilon(1e-4));
+  CHECK_FALSE(rent.breakeven_runs.has_value());
+}
+
+TEST_CASE("price catalog errors carry file:line", "[costmodel]") {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / "xpusim_test_pricing";
+  fs::create_directories(dir);
+  std::ofstream(dir / "a.yaml") << "catalog: c\nprovider: p\ndate: 2020\nsource: s\noffers:\n"
+                                   "  - {name: x, on_demand_usd_per_h: 1}\n"
+                                   "  - {name: x, on_demand_usd_per_h: 2}\n";
+  try {
+    load_price_catalog(dir.string());
+    FAIL("expected an error");
+  } catch (const UserError& e) {
+    CHECK(std::string(e.what()).find("a.yaml:7: name: duplicate offer id 'c/x'") != std::string::npos);
+  }
+  std::ofstream(dir / "a.yaml") << "catalog: c\nprovider: p\ndate: 2020\nsource: s\noffers:\n"
+                                   "  - {name: x, on_demand_usd_per_h: -1}\n";
+  try {
+    load_price_catalog(dir.string());
+    FAIL("expected an error");
+  } catch (const UserError& e) {
+    CHECK(std::string(e.what()).find("a.yaml:6: offers.on_demand_usd_per_h: must be >= 0") != std::string::npos);
+  }
+  fs::remove_all(dir);
 }
