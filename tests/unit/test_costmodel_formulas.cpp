@@ -2,6 +2,9 @@
 // `xpusim train` log reader, against hand-derived numbers.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
+
 #include "common/error.hpp"
 #include "costmodel/convergence.hpp"
 #include "costmodel/cost.hpp"
@@ -115,4 +118,19 @@ TEST_CASE("price catalog: includes add up, missing tiers are errors", "[costmode
   // Owned offers price an hour from purchase and electricity.
   CHECK(cat.usd_per_h("owned_2019/titan_rtx", PricingTier::owned) ==
         Approx(2499.0 / (3 * 8766.0) + 0.280 * 0.13));
+}
+
+TEST_CASE("a convergence catalog curve can come from an xpusim train log", "[costmodel]") {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / "xpusim_test_convergence";
+  fs::create_directories(dir);
+  std::ofstream(dir / "c.yaml") << "curves:\n  - name: mine\n    model: cnn10\n    dataset: cifar10\n"
+                                   "    global_batch: 128\n    source: test\n    train_log: " XPUSIM_TEST_DATA_DIR
+                                   "/costmodel/train_log.tsv\n";
+  ConvergenceCatalog cat = load_convergence_catalog(dir.string());
+  REQUIRE(cat.find("mine"));
+  CHECK(cat.find("mine")->points.size() == 5);
+  CHECK(epochs_to_target(*cat.find("mine"), 0.8, 128) == Approx(5));
+  CHECK(cat.best("cnn10", "cifar10", "top1", "", 256) == cat.find("mine"));
+  fs::remove_all(dir);
 }
