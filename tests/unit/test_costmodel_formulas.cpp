@@ -2,6 +2,7 @@
 // `xpusim train` log reader, against hand-derived numbers.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -133,4 +134,29 @@ TEST_CASE("a convergence catalog curve can come from an xpusim train log", "[cos
   CHECK(epochs_to_target(*cat.find("mine"), 0.8, 128) == Approx(5));
   CHECK(cat.best("cnn10", "cifar10", "top1", "", 256) == cat.find("mine"));
   fs::remove_all(dir);
+}
+
+TEST_CASE("validation API: evaluate_cost from names and a throughput", "[costmodel]") {
+  CostQuery q;
+  q.model = "resnet50";
+  q.dataset = "imagenet";
+  q.metric = "top1";
+  q.accuracy = 0.757;
+  q.global_batch = 1024;
+  q.precision = "bf16";  // picks the TPU curve (75.7% at epoch 64)
+  q.throughput_samples_per_s = 2796;
+  q.offer = "gcp_2018/cloud_tpu_v2-8";
+  CostResult r = evaluate_cost(q);
+  CHECK(r.curve == "riseml_resnet50_tpu_v2");
+  CHECK(r.epochs == Approx(64));
+  CHECK(r.hours == Approx(64 * 1281167.0 / 2796 / 3600));
+  CHECK(*r.usd_per_h == Approx(6.69));
+  CHECK(*r.cost_usd == Approx(std::ceil(64 * 1281167.0 / 2796) / 3600 * 6.69));  // per-second billing
+  CHECK(*r.images_per_s_per_usd_per_h == Approx(2796 / 6.69));
+  CHECK(epochs_to_target("resnet50", "imagenet", "top1", 0.757, 1024, "mixed_fp16") == Approx(84));
+  q.accuracy = 0;
+  q.epochs = 10;
+  CHECK(evaluate_cost(q).epochs == 10);
+  q.offer = "nope/none";
+  CHECK_THROWS_AS(evaluate_cost(q), UserError);
 }
