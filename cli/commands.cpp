@@ -9,6 +9,7 @@ void register_all(CLI::App& app) {
   register_predict(app);
   register_run(app);
   register_systolic(app);
+  register_compare(app);
 }
 
 void add_format_option(CLI::App& cmd, std::string& target, const std::string& choices, const std::string& def) {
