@@ -3,11 +3,17 @@
 #include "sim/engine.hpp"
 
 #include "common/error.hpp"
+#ifdef XPUSIM_HAVE_CUDA
+#include "devices/cuda/cuda_engine.hpp"
+#endif
 
 namespace xpusim {
 
 const std::vector<EngineEntry>& engine_registry() {
   static const std::vector<EngineEntry> engines = {
+#ifdef XPUSIM_HAVE_CUDA
+      {"cuda", [] { return xpusim::cuda::make_cuda_engine(); }},
+#endif
   };
   return engines;
 }
