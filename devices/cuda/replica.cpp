@@ -271,6 +271,7 @@ void Replica::run_op(int op) {
 }
 
 void Replica::release_dead(int op) {
+  if (o_.keep_step_tensors) return;
   const OpNode& n = g_.op(op);
   int p = pos_[static_cast<size_t>(op)];
   auto consider = [&](int t) {

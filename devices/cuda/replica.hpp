@@ -35,6 +35,7 @@ struct ReplicaOptions {
   int replica = 0;         // index among data-parallel replicas (selects the data shard seed)
   uint64_t seed = 1;       // weights use `seed` (identical on all replicas), data seed + replica
   OptimizerConstants opt;
+  bool keep_step_tensors = false;  // tests: keep every tensor of a step readable until end_step
 };
 
 class Replica : public OpVisitor<void> {
