@@ -149,7 +149,7 @@ bool reference(const Ctx& c, std::vector<Vec>& want) {
     case OpKind::BatchNorm: {
       const Shape& xs = c.s(n.inputs[0]);
       int64_t N = xs[0], C = xs[1], HW = c.g.tensor(n.inputs[0]).desc.numel() / (N * C);
-      Vec y(c.in[0].size()), mean(size_t(C)), inv(size_t(C));
+      Vec y(c.in[0].size()), mean(static_cast<size_t>(C)), inv(static_cast<size_t>(C));
       for (int64_t ch = 0; ch < C; ++ch) {
         double s = 0, s2 = 0;
         for (int64_t i = 0; i < N; ++i)
