@@ -41,17 +41,22 @@ __device__ __forceinline__ float sigmoidf(float x) { return 1.f / (1.f + __expf(
 #define XPUSIM_GRID_LOOP(i, n) \
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (n); i += int64_t{blockDim.x} * gridDim.x)
 
-// Calls F.template operator()<T>() with T the C++ type of DType t.
-template <class F>
-void dispatch(DType t, const char* what, F&& f) {
-  switch (t) {
-    case DType::fp32: f.template operator()<float>(); break;
-    case DType::fp16: f.template operator()<__half>(); break;
-    case DType::bf16: f.template operator()<__nv_bfloat16>(); break;
-    default: throw InternalError(std::string(what) + ": unsupported element type " + dtype_name(t));
-  }
-  check_launch(what);
-}
+// Runs the statements in __VA_ARGS__ with the type alias ALIAS bound to the C++ type of
+// DType t (a macro rather than a template lambda: CMake's CUDA support stops at C++17).
+#define XPUSIM_DISPATCH_AS(t, what, ALIAS, ...)                                                   \
+  do {                                                                                            \
+    switch (t) {                                                                                  \
+      case DType::fp32: { using ALIAS = float; __VA_ARGS__; break; }                              \
+      case DType::fp16: { using ALIAS = __half; __VA_ARGS__; break; }                             \
+      case DType::bf16: { using ALIAS = __nv_bfloat16; __VA_ARGS__; break; }                     \
+      default: throw InternalError(std::string(what) + ": unsupported element type " + dtype_name(t)); \
+    }                                                                                             \
+  } while (0)
+#define XPUSIM_DISPATCH(t, what, ...)          \
+  do {                                         \
+    XPUSIM_DISPATCH_AS(t, what, T, __VA_ARGS__); \
+    check_launch(what);                        \
+  } while (0)
 
 template <class S, class D>
 __global__ void cast_kernel(const S* src, D* dst, int64_t n) {
@@ -288,100 +293,88 @@ __global__ void adam_kernel(float* w, const float* g, float* m, float* v, int64_
 }  // namespace
 
 void k_cast(const void* src, DType st_, void* dst, DType dt, int64_t n, cudaStream_t s) {
-  dispatch(st_, "cast", [&]<class S>() {
-    dispatch(dt, "cast", [&]<class D>() {
-      cast_kernel<S, D><<<blocks_for(n), kThreads, 0, s>>>(static_cast<const S*>(src), static_cast<D*>(dst), n);
-    });
-  });
+  XPUSIM_DISPATCH_AS(st_, "cast", S, XPUSIM_DISPATCH_AS(dt, "cast", D,
+      cast_kernel<S, D><<<blocks_for(n), kThreads, 0, s>>>(static_cast<const S*>(src), static_cast<D*>(dst), n);));
+  check_launch("cast");
 }
 
 void k_add_n(void* out, const void* const* ins, int nin, int64_t n, DType t, cudaStream_t s) {
   if (nin < 1 || nin > 8) throw InternalError("add_n: 1..8 inputs per call");
   Ptrs8 p{};
   for (int k = 0; k < nin; ++k) p.p[k] = ins[k];
-  dispatch(t, "add_n", [&]<class T>() {
-    add_n_kernel<T><<<blocks_for(n), kThreads, 0, s>>>(static_cast<T*>(out), p, nin, n);
-  });
+  XPUSIM_DISPATCH(t, "add_n",
+    add_n_kernel<T><<<blocks_for(n), kThreads, 0, s>>>(static_cast<T*>(out), p, nin, n););
 }
 
 void k_mul(void* out, const void* a, const void* b, int64_t n, DType t, cudaStream_t s) {
-  dispatch(t, "mul", [&]<class T>() {
+  XPUSIM_DISPATCH(t, "mul",
     mul_kernel<T><<<blocks_for(n), kThreads, 0, s>>>(static_cast<T*>(out), static_cast<const T*>(a),
-                                                     static_cast<const T*>(b), n);
-  });
+                                                     static_cast<const T*>(b), n););
 }
 
 void k_add_bias(void* y, DType t, const float* bias, int64_t outer, int64_t c, int64_t inner, cudaStream_t s) {
   int64_t total = outer * c * inner;
-  dispatch(t, "add_bias", [&]<class T>() {
-    add_bias_kernel<T><<<blocks_for(total), kThreads, 0, s>>>(static_cast<T*>(y), bias, total, c, inner);
-  });
+  XPUSIM_DISPATCH(t, "add_bias",
+    add_bias_kernel<T><<<blocks_for(total), kThreads, 0, s>>>(static_cast<T*>(y), bias, total, c, inner););
 }
 
 void k_reduce_channels(const void* x, DType t, float* out, int64_t outer, int64_t c, int64_t inner, cudaStream_t s) {
-  dispatch(t, "reduce_channels", [&]<class T>() {
+  XPUSIM_DISPATCH(t, "reduce_channels",
     reduce_channels_kernel<T><<<static_cast<unsigned>(c), kThreads, 0, s>>>(static_cast<const T*>(x), out, outer, c,
-                                                                             inner);
-  });
+                                                                             inner););
 }
 
 void k_softmax_ce_forward(const void* logits, DType t, const int32_t* labels, int64_t rows, int64_t classes,
                           float* probs, float* loss, cudaStream_t s) {
   if (cudaMemsetAsync(loss, 0, sizeof(float), s) != cudaSuccess) check_launch("softmax_ce memset");
-  dispatch(t, "softmax_ce", [&]<class T>() {
+  XPUSIM_DISPATCH(t, "softmax_ce",
     softmax_ce_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, s>>>(static_cast<const T*>(logits), labels, rows,
-                                                                           classes, probs, loss);
-  });
+                                                                           classes, probs, loss););
 }
 
 void k_softmax_ce_backward(const float* probs, const int32_t* labels, int64_t rows, int64_t classes, void* dx,
                            DType t, float loss_scale, cudaStream_t s) {
-  dispatch(t, "softmax_ce_backward", [&]<class T>() {
+  XPUSIM_DISPATCH(t, "softmax_ce_backward",
     softmax_ce_backward_kernel<T><<<blocks_for(rows * classes), kThreads, 0, s>>>(probs, labels, rows, classes,
-                                                                                   static_cast<T*>(dx), loss_scale);
-  });
+                                                                                   static_cast<T*>(dx), loss_scale););
 }
 
 void k_embedding_forward(const int32_t* ids, const float* table, int64_t rows, int64_t vocab, int64_t dim, void* out,
                          DType t, cudaStream_t s) {
-  dispatch(t, "embedding", [&]<class T>() {
+  XPUSIM_DISPATCH(t, "embedding",
     embedding_forward_kernel<T><<<blocks_for(rows * dim), kThreads, 0, s>>>(ids, table, rows, vocab, dim,
-                                                                             static_cast<T*>(out));
-  });
+                                                                             static_cast<T*>(out)););
 }
 
 void k_embedding_backward(const void* dy, DType t, const int32_t* ids, int64_t rows, int64_t vocab, int64_t dim,
                           float* dtable, cudaStream_t s) {
-  dispatch(t, "embedding_backward", [&]<class T>() {
+  XPUSIM_DISPATCH(t, "embedding_backward",
     embedding_backward_kernel<T><<<blocks_for(rows * dim), kThreads, 0, s>>>(static_cast<const T*>(dy), ids, rows,
-                                                                              vocab, dim, dtable);
-  });
+                                                                              vocab, dim, dtable););
 }
 
 void k_lstm_forward_step(const LstmStepArgs& a, DType t, cudaStream_t s) {
-  dispatch(t, "lstm_forward", [&]<class T>() { lstm_forward_kernel<T><<<blocks_for(a.n * a.hidden), kThreads, 0, s>>>(a); });
+  XPUSIM_DISPATCH(t, "lstm_forward", lstm_forward_kernel<T><<<blocks_for(a.n * a.hidden), kThreads, 0, s>>>(a););
 }
 
 void k_lstm_backward_step(const LstmStepArgs& a, DType t, cudaStream_t s) {
-  dispatch(t, "lstm_backward", [&]<class T>() { lstm_backward_kernel<T><<<blocks_for(a.n * a.hidden), kThreads, 0, s>>>(a); });
+  XPUSIM_DISPATCH(t, "lstm_backward", lstm_backward_kernel<T><<<blocks_for(a.n * a.hidden), kThreads, 0, s>>>(a););
 }
 
 void k_dropout_forward(const void* x, void* y, uint8_t* mask, int64_t n, double rate, uint64_t seed, DType t,
                        cudaStream_t s) {
   float keep = static_cast<float>(1.0 - rate);
-  dispatch(t, "dropout", [&]<class T>() {
+  XPUSIM_DISPATCH(t, "dropout",
     dropout_forward_kernel<T><<<blocks_for(n), kThreads, 0, s>>>(static_cast<const T*>(x), static_cast<T*>(y), mask, n,
-                                                                 keep, seed);
-  });
+                                                                 keep, seed););
 }
 
 void k_dropout_backward(const void* dy, const uint8_t* mask, void* dx, int64_t n, double rate, DType t,
                         cudaStream_t s) {
   float keep = static_cast<float>(1.0 - rate);
-  dispatch(t, "dropout_backward", [&]<class T>() {
+  XPUSIM_DISPATCH(t, "dropout_backward",
     dropout_backward_kernel<T><<<blocks_for(n), kThreads, 0, s>>>(static_cast<const T*>(dy), mask, static_cast<T*>(dx),
-                                                                  n, keep);
-  });
+                                                                  n, keep););
 }
 
 void k_unscale_check(float* g, int64_t n, float inv_scale, int* found_inf, cudaStream_t s) {
