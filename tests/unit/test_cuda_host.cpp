@@ -72,11 +72,16 @@ TEST_CASE("caching pool reuses freed blocks without calling the raw allocator", 
     CHECK(pool.stats().in_use_bytes == 0);
     CHECK(pool.stats().peak_in_use_bytes == 1024 + 1024 + (4 << 20));
     CHECK(pool.stats().reserved_bytes == 1024 + 1024 + (4 << 20));
-    // A block more than twice the request is not handed out for it.
+    // A cached block up to twice the request is reused (a 1 KiB block for 512 B)...
     void* small = pool.allocate(100);
-    CHECK(pool.block_size(small) == 512);
+    CHECK(pool.block_size(small) == 1024);
+    CHECK(m.allocs == 3);
+    // ...but one more than twice is not: 4 MiB stays cached, ~1 MiB comes from the device.
+    void* mid = pool.allocate((1 << 20) - 512);
+    CHECK(pool.block_size(mid) == (1 << 20) - 512);
     CHECK(m.allocs == 4);
     pool.release(small);
+    pool.release(mid);
     CHECK_THROWS_AS(pool.release(reinterpret_cast<void*>(0x1234)), InternalError);
   }
   CHECK(m.frees == m.allocs);  // the destructor returns everything
