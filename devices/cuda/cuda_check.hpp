@@ -1,7 +1,7 @@
 // Error checking for the CUDA runtime, cuBLAS, cuDNN and NCCL: a failed call becomes an
 // InternalError naming the call and the library's message (a bug or a broken driver, not
-// bad input). Out-of-memory is handled by the caching pool, which throws UnavailableError
-// with the bytes asked and available.
+// bad input). Out of memory inside a library call becomes UnavailableError with the bytes
+// free; our own allocations go through the caching pool, which also names the bytes asked.
 #pragma once
 #include <cublas_v2.h>
 #include <cuda_runtime.h>

@@ -71,6 +71,10 @@ Replica::Replica(const OpGraph& g, ReplicaOptions o) : g_(g), o_(o), precision_(
                                std::to_string(total_b) + " (" + gib(static_cast<int64_t>(total_b)) + "); xpusim holds " +
                                std::to_string(s.reserved_bytes) + " bytes; try a smaller --batch");
       });
+  // cuBLAS's workspace from the pool (32 MiB, NVIDIA's recommendation for Hopper), so that
+  // cuBLAS makes no allocations of its own during the steps.
+  constexpr size_t kCublasWorkspace = size_t{32} << 20;
+  XPUSIM_CUDA(cublasSetWorkspace(cublas_, pool_->allocate(kCublasWorkspace), kCublasWorkspace));
   XPUSIM_CUDA(cudaMalloc(&found_inf_, sizeof(int)));
   XPUSIM_CUDA(cudaMallocHost(&loss_host_, sizeof(float)));
   XPUSIM_CUDA(cudaMallocHost(&found_inf_host_, sizeof(int)));
@@ -370,12 +374,13 @@ void Replica::upload(int t, const std::vector<float>& v) {
     XPUSIM_CUDA(cudaMemcpy(dst, raw.data(), raw.size(), cudaMemcpyHostToDevice));
     return;
   }
-  float* tmp = nullptr;
-  XPUSIM_CUDA(cudaMalloc(&tmp, std::max<size_t>(1, v.size()) * sizeof(float)));
+  // Staging in fp32 through the pool, so a batch too large for the device is the pool's
+  // out-of-memory error; the block is reused by the step's tensors afterwards.
+  float* tmp = static_cast<float*>(pool_->allocate(v.size() * sizeof(float)));
   XPUSIM_CUDA(cudaMemcpy(tmp, v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice));
   k_cast(tmp, DType::fp32, dst, T.desc.dtype, T.desc.numel(), stream_);
   XPUSIM_CUDA(cudaStreamSynchronize(stream_));
-  cudaFree(tmp);
+  pool_->release(tmp);
 }
 
 std::vector<float> Replica::download(int t) {
@@ -398,12 +403,11 @@ std::vector<float> Replica::download(int t) {
     }
     return v;
   }
-  float* tmp = nullptr;
-  XPUSIM_CUDA(cudaMalloc(&tmp, std::max<size_t>(1, v.size()) * sizeof(float)));
+  float* tmp = static_cast<float*>(pool_->allocate(v.size() * sizeof(float)));
   k_cast(P(t), T.desc.dtype, tmp, DType::fp32, T.desc.numel(), stream_);
   XPUSIM_CUDA(cudaStreamSynchronize(stream_));
   XPUSIM_CUDA(cudaMemcpy(v.data(), tmp, v.size() * sizeof(float), cudaMemcpyDeviceToHost));
-  cudaFree(tmp);
+  pool_->release(tmp);
   return v;
 }
 
