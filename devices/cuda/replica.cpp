@@ -91,6 +91,9 @@ Replica::~Replica() {
     cudaEventDestroy(a);
     cudaEventDestroy(b);
   }
+  // Handles first: cuBLAS's workspace belongs to the pool.
+  cublasDestroy(cublas_);
+  cudnnDestroy(cudnn_);
   pool_.reset();  // frees every block, tensors included
   for (auto& [op, mv] : bn_running_) {
     cudaFree(mv.first);
@@ -101,8 +104,6 @@ Replica::~Replica() {
   cudaFreeHost(found_inf_host_);
   cudaEventDestroy(step_start_);
   cudaEventDestroy(step_end_);
-  cublasDestroy(cublas_);
-  cudnnDestroy(cudnn_);
   cudaStreamDestroy(comm_stream_);
   cudaStreamDestroy(stream_);
 }
@@ -250,6 +251,8 @@ void Replica::begin_step(float loss_scale, bool profile_ops) {
 }
 
 void Replica::run_op(int op) {
+  // Several replicas share this host thread: make this GPU current before any launch.
+  XPUSIM_CUDA(cudaSetDevice(o_.device));
   const OpNode& n = g_.op(op);
   for (int t : n.outputs)
     if (!ptr_[static_cast<size_t>(t)] && !(n.kind == OpKind::Reshape)) alloc_tensor(t);
@@ -345,6 +348,7 @@ Replica::CommBuffers Replica::prepare_all_reduce(int ar) {
 }
 
 void Replica::all_reduce_launched(int ar) {
+  XPUSIM_CUDA(cudaSetDevice(o_.device));  // events belong to the device current at creation
   auto it = comm_done_.find(ar);
   if (it == comm_done_.end()) {
     cudaEvent_t e;
