@@ -79,6 +79,8 @@ class CudaEngine final : public Engine {
     Availability av = availability();
     if (!av.available) throw UnavailableError("no CUDA device: " + av.reason);
     if (!req.graph) throw InternalError("cuda: run_step without a graph");
+    if (req.steps < 1) throw UserError("--steps: must be > 0, got " + std::to_string(req.steps));
+    if (req.warmup < 0) throw UserError("--warmup: must be >= 0, got " + std::to_string(req.warmup));
     const OpGraph& g = *req.graph;
     if (req.data != DataSource::synthetic)
       throw UnavailableError("cuda backend: only synthetic data is supported (no input pipeline on the GPU host yet)");
