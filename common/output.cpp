@@ -68,7 +68,7 @@ void Table::print(std::ostream& os, OutputFormat f) const {
   for (const auto& r : rows)
     for (size_t i = 0; i < r.size() && i < w.size(); ++i) {
       w[i] = std::max(w[i], r[i].size());
-      if (!r[i].empty() && !looks_numeric(r[i])) right[i] = false;
+      if (!r[i].empty() && r[i] != "-" && !looks_numeric(r[i])) right[i] = false;
     }
   if (right_align.size() == columns.size()) right = right_align;
   auto cell = [&](const std::string& s, size_t i) {
