@@ -8,6 +8,8 @@ void register_all(CLI::App& app) {
   register_backends(app);
   register_predict(app);
   register_run(app);
+  register_validate(app);
+  register_calibrate(app);
 }
 
 void add_format_option(CLI::App& cmd, std::string& target, const std::string& choices, const std::string& def) {
