@@ -1,6 +1,7 @@
 // Printing a ValidationResult: JSON (stable field names with units), CSV (one line per row)
 // and aligned tables (rows, skipped rows with reasons, MAPE tables).
 #include <cmath>
+#include <cstdio>
 #include <map>
 
 #include "validation/validate.hpp"
@@ -18,6 +19,14 @@ nlohmann::json groups_json(const std::vector<GroupError>& gs) {
 }
 
 std::string num_or_empty(const std::optional<double>& v, int sig = 4) { return v ? fmt_sig(*v, sig) : ""; }
+
+// Full-precision, shortest-form numbers for CSV consumers (%.10g: no padding zeros).
+std::string num_g(const std::optional<double>& v) {
+  if (!v) return "";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.10g", *v);
+  return buf;
+}
 
 }  // namespace
 
@@ -81,7 +90,7 @@ void print_validation(std::ostream& os, const ValidationResult& r, OutputFormat 
       t.add({std::to_string(w.line), w.device, w.num_devices ? std::to_string(*w.num_devices) : "", w.setup,
              w.framework, w.model, w.dataset, w.batch_per_device ? std::to_string(*w.batch_per_device) : "",
              w.precision, w.data, w.metric, w.unit, x.used ? "used" : "skipped", x.reason, x.engine,
-             num_or_empty(w.value, 8), num_or_empty(x.predicted, 8), num_or_empty(x.error_pct, 6),
+             num_g(w.value), num_g(x.predicted), num_g(x.error_pct),
              x.match ? (*x.match ? "true" : "false") : ""});
     }
     t.print(os, f);
