@@ -72,8 +72,8 @@ void register_validate(CLI::App& app) {
       if (a->measure_steps <= 0) throw UserError("--measure-steps: must be > 0");
       if (a->measure_warmup < 0) throw UserError("--measure-warmup: must be >= 0");
       if (a->threads < 0) throw UserError("--threads: must be >= 0");
-      check_backend_available(a->measure);
       MeasureOptions mo;
+      mo.backend_version = check_backend_available(a->measure);
       mo.backend = a->measure;
       mo.device = a->measure_device.empty() ? (a->measure == "cpu" ? "host" : "") : a->measure_device;
       if (mo.device.empty()) throw UserError("--measure-device: name the device YAML of this GPU (e.g. v100_sxm2_16gb)");

@@ -44,7 +44,7 @@ std::vector<MeasureCase> parse_measure_cases(const std::string& spec, const std:
   return out;
 }
 
-void check_backend_available(const std::string& backend) {
+std::string check_backend_available(const std::string& backend) {
   bool registered = false;
   for (const auto& e : engine_registry()) registered = registered || e.name == backend;
   if (!registered)
@@ -54,6 +54,7 @@ void check_backend_available(const std::string& backend) {
   if (!a.available)
     throw UnavailableError("--measure " + backend + ": the " + backend + " backend cannot run here" +
                            (a.reason.empty() ? std::string("") : ": " + a.reason));
+  return cached_engine(backend).description();
 }
 
 std::string today_utc() {
@@ -104,6 +105,7 @@ std::vector<ReferenceRow> measure_rows(const MeasureOptions& o) {
         if (it.value().is_string() && it.key().find("version") != std::string::npos)
           note += " " + it.key() + "=" + it.value().get<std::string>();
       if (!rep.device.empty()) note += " measured_on=" + rep.device;
+      if (!o.backend_version.empty()) note += " backend=" + o.backend_version;
     } catch (const std::exception& e) {
       note += " run failed: " + std::string(e.what());
     }

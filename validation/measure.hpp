@@ -30,12 +30,14 @@ struct MeasureOptions {
   std::vector<MeasureCase> cases;
   int steps = 5, warmup = 2;
   std::string date;              // YYYY-MM-DD written into the rows (the caller's clock)
+  std::string backend_version;   // the engine's description (library versions), for the rows' note
   PredictFn predict;             // empty = xpusim::predict
   bool progress = false;
 };
 
-// UnavailableError naming --measure when the backend is not built in or cannot run here.
-void check_backend_available(const std::string& backend);
+// UnavailableError naming --measure when the backend is not built in or cannot run here;
+// otherwise the engine's description (it names library versions, e.g. oneDNN).
+std::string check_backend_available(const std::string& backend);
 
 // One train_throughput row per case; a case whose run fails becomes a row without a value
 // whose note says why, so it shows up as skipped rather than disappearing.
