@@ -10,6 +10,8 @@ void register_all(CLI::App& app) {
   register_run(app);
   register_validate(app);
   register_calibrate(app);
+  register_systolic(app);
+  register_compare(app);
 }
 
 void add_format_option(CLI::App& cmd, std::string& target, const std::string& choices, const std::string& def) {

@@ -109,8 +109,8 @@ int ModelBuilder::conv(int x, int filters, int k, int s, int p, bool bias, const
 
 int ModelBuilder::batch_norm(int x, const std::string& name) {
   const Shape& s = shape(x);
-  int64_t c = s.size() >= 2 ? s[1] : s[0];
-  if (s.size() == 2) c = s[1];
+  if (s.size() != 2 && s.size() != 4) throw InternalError(name + ": batch-norm needs [N,C] or [N,C,H,W]");
+  int64_t c = s[1];  // channels (NCHW) or features ([N, F])
   int gamma = weight(name + ".weight", {c});
   int beta = weight(name + ".bias", {c});
   int y = act_tensor(name, s);

@@ -212,12 +212,7 @@ GraphTotals graph_totals(const OpGraph& g) {
     }
   }
   for (int s : saved) t.activation_bytes += g.tensor(s).desc.bytes();
-  // Gradients of weights are persistent buffers in every framework we model.
-  for (int i = 0; i < g.num_tensors(); ++i)
-    if (g.tensor(i).role == TensorRole::weight_grad && !g.tensor(i).is_view) {
-      // Only the final (summed / all-reduced) gradient buffers persist; pieces are transient
-      // but, as frameworks accumulate in place, count each weight's gradient once.
-    }
+  // One persistent fp32 gradient buffer per weight (frameworks accumulate in place).
   for (int w : weights) t.weight_grad_bytes += g.tensor(w).desc.bytes();
   if (!g.is_training_step) t.weight_grad_bytes = 0;
 

@@ -3,11 +3,21 @@
 #include "sim/engine.hpp"
 
 #include "common/error.hpp"
+#include "sim/tpu/tpu_engine.hpp"
+#include "devices/analytical/engine.hpp"
+#ifdef XPUSIM_HAVE_CUDA
+#include "devices/cuda/cuda_engine.hpp"
+#endif
 
 namespace xpusim {
 
 const std::vector<EngineEntry>& engine_registry() {
   static const std::vector<EngineEntry> engines = {
+      {"tpu_systemc", [] { return tpu::make_tpu_engine(); }},
+      {"analytical", [] { return std::make_unique<analytical::AnalyticalEngine>(); }},
+#ifdef XPUSIM_HAVE_CUDA
+      {"cuda", [] { return xpusim::cuda::make_cuda_engine(); }},
+#endif
   };
   return engines;
 }

@@ -34,6 +34,9 @@ struct SystemSpec {
   LinkSpec intra_host;
   LinkSpec inter_host;
   HostSpec host;
+  // How data-parallel gradients are exchanged: ring all-reduce (NCCL, replicated) or a
+  // parameter server on the host CPU (tf_cnn_benchmarks' parameter_server mode).
+  std::string collective = "ring";
   std::string source;
 };
 

@@ -1,0 +1,90 @@
+// Cost formulas (see docs/cost-model.md) and the catalog-backed query used by validation.
+#include "costmodel/cost.hpp"
+
+#include "common/error.hpp"
+#include "costmodel/convergence.hpp"
+#include "sim/platform_spec.hpp"
+
+namespace xpusim::cost {
+
+double seconds_to_target(double throughput, double epochs, int64_t train_examples, double startup_s,
+                         double eval_s_per_epoch) {
+  if (throughput <= 0) throw UserError("throughput must be > 0 samples/s");
+  return epochs * double(train_examples) / throughput + startup_s + epochs * eval_s_per_epoch;
+}
+
+double hours_to_target(double throughput, double epochs, int64_t train_examples, double startup_s,
+                       double eval_s_per_epoch) {
+  return seconds_to_target(throughput, epochs, train_examples, startup_s, eval_s_per_epoch) / 3600.0;
+}
+
+double cost_usd(double run_s, double usd_per_h, const BillingRule& billing) {
+  return billed_seconds(run_s, billing) / 3600.0 * usd_per_h;
+}
+
+double images_per_s_per_usd_per_h(double throughput, double usd_per_h) {
+  if (usd_per_h <= 0) throw UserError("price must be > 0 USD/h for images/s per $/h");
+  return throughput / usd_per_h;
+}
+
+double energy_kwh(double run_s, double power_w) { return power_w * run_s / 3600.0 / 1000.0; }
+
+std::optional<double> breakeven_runs(double purchase_usd, double owned_electricity_usd_per_run,
+                                     double rented_usd_per_run) {
+  double saving = rented_usd_per_run - owned_electricity_usd_per_run;
+  if (saving <= 0) return std::nullopt;
+  return purchase_usd / saving;
+}
+
+std::optional<double> breakeven_hours(double purchase_usd, double rent_usd_per_h, double electricity_usd_per_h) {
+  double saving = rent_usd_per_h - electricity_usd_per_h;
+  if (saving <= 0) return std::nullopt;
+  return purchase_usd / saving;
+}
+
+CostResult evaluate_cost(const CostQuery& q) {
+  CostResult r;
+  DatasetSpec ds = find_dataset(q.dataset);
+  if (q.accuracy > 0) {
+    const ConvergenceCatalog& cat = default_convergence_catalog();
+    const ConvergenceCurve* c = q.curve.empty() ? cat.best(q.model, q.dataset, q.metric, q.precision, q.global_batch)
+                                                : cat.find(q.curve);
+    if (!c)
+      throw UserError(q.curve.empty() ? "no convergence curve for " + q.model + " on " + q.dataset + " (" + q.metric +
+                                            "); known curves: " + cat.names()
+                                      : "unknown convergence curve '" + q.curve + "' (known: " + cat.names() + ")");
+    r.curve = c->name;
+    r.epochs = epochs_to_target(*c, q.accuracy, q.global_batch);
+  } else {
+    if (q.epochs <= 0) throw UserError("cost query needs accuracy > 0 or epochs > 0");
+    r.epochs = q.epochs;
+  }
+  r.seconds = seconds_to_target(q.throughput_samples_per_s, r.epochs, ds.train_examples, q.startup_s, q.eval_s_per_epoch);
+  r.hours = r.seconds / 3600.0;
+  if (!q.offer.empty()) {
+    const PriceCatalog& pc = default_price_catalog();
+    const PriceOffer& o = pc.get(q.offer);
+    r.usd_per_h = pc.usd_per_h(q.offer, q.tier);
+    r.billed_hours = billed_seconds(r.seconds, o.billing) / 3600.0;
+    r.cost_usd = *r.billed_hours * *r.usd_per_h;
+    if (*r.usd_per_h > 0) r.images_per_s_per_usd_per_h = q.throughput_samples_per_s / *r.usd_per_h;
+    if (o.power_w() > 0) r.energy_kwh = energy_kwh(r.seconds, o.power_w());
+  }
+  return r;
+}
+
+double epochs_to_target(const std::string& model, const std::string& dataset, const std::string& metric,
+                        double accuracy, int64_t global_batch, const std::string& precision) {
+  const ConvergenceCatalog& cat = default_convergence_catalog();
+  const ConvergenceCurve* c = cat.best(model, dataset, metric, precision, global_batch);
+  if (!c) throw UserError("no convergence curve for " + model + " on " + dataset + " (" + metric + "); known curves: " + cat.names());
+  return epochs_to_target(*c, accuracy, global_batch);
+}
+
+double cost_to_target_usd(const CostQuery& q) {
+  CostResult r = evaluate_cost(q);
+  if (!r.cost_usd) throw UserError("cost query names no price offer");
+  return *r.cost_usd;
+}
+
+}  // namespace xpusim::cost

@@ -1,0 +1,67 @@
+// Comparison studies (configs/studies/*.yaml): options (hardware, price, throughput source)
+// x targets (model, dataset, accuracy or epochs). Parsed and validated once into a Study;
+// every name (device, system, model, dataset, offer, curve) is checked here so that a bad
+// study fails with `file:line: key: message` before anything runs.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "costmodel/pricing.hpp"
+
+namespace xpusim::cost {
+
+enum class ThroughputSource { given, predict, measured };
+const char* throughput_source_name(ThroughputSource s);
+
+struct StudyTarget {
+  std::string label;
+  std::string model;
+  std::string dataset;
+  std::string metric = "top1";
+  double accuracy = 0;            // 0 = fixed epochs
+  double epochs = 0;
+  int64_t batch_per_device = 0;   // default for options that set none (the model's recipe)
+  std::string where;              // file:line
+};
+
+struct StudyOption {
+  std::string label;
+  std::string device;
+  int count = 1;
+  std::string system;
+  std::string build;                      // CPUs: pip | compiled
+  std::string precision = "fp32";
+  int64_t batch_per_device = 0;           // 0 = the target's
+  std::string data = "real";              // synthetic | real
+  std::string offer;                      // price catalog id
+  PricingTier tier = PricingTier::on_demand;
+  ThroughputSource source = ThroughputSource::predict;
+  double given_throughput = 0;            // samples/s, when source == given
+  std::string throughput_source_note;     // where a given number comes from
+  std::vector<std::string> overrides;     // device YAML --set KEY=VALUE
+  std::string convergence;                // curve name; empty = best match per target
+  double startup_s = 0;                   // one-off compile / start-up
+  double eval_s_per_epoch = 0;
+  std::optional<double> power_w;          // overrides the offer's power for energy
+  std::string where;                      // file:line
+};
+
+struct Study {
+  std::string name;
+  std::string description;
+  std::string source;
+  std::string file;
+  std::vector<StudyTarget> targets;
+  std::vector<StudyOption> options;
+  std::string breakeven_against;          // option label owned options are compared with
+};
+
+// Loads and validates a study. `catalog` defaults to the configured price catalog.
+Study load_study(const std::string& path, const PriceCatalog* catalog = nullptr);
+
+// Device names xpusim knows: configs/devices/*.yaml and every system's `devices:` list.
+std::vector<std::string> known_devices();
+
+}  // namespace xpusim::cost

@@ -1,0 +1,28 @@
+// Data-parallel gradient exchange: ring all-reduce (NCCL) inside a host, hierarchical across
+// hosts, or a parameter server on the host CPU. Pure functions of bytes and link specs so the
+// unit tests can check them by hand.
+#pragma once
+#include <cstdint>
+
+namespace xpusim::analytical {
+
+struct CollectiveLinks {
+  int replicas = 1;
+  int devices_per_host = 1;
+  double intra_bytes_s = 1;   // per device, one direction, efficiency applied
+  double intra_latency_s = 0; // per hop
+  double inter_bytes_s = 1;   // per host NIC
+  double inter_latency_s = 0;
+  bool parameter_server = false;
+};
+
+// Ring all-reduce of `bytes` over r devices: reduce-scatter + all-gather move 2(r-1)/r of the
+// buffer through every device's link in 2(r-1) latency-bound steps (Patarasuk & Yuan 2009;
+// NCCL's ring algorithm). Across hosts: intra-host ring, then a ring over the hosts' NICs
+// carrying each host's 2(h-1)/h share. Parameter server: push of the gradient only (the
+// weight pull happens once per step, see parameter_server_pull_s).
+double allreduce_time_s(double bytes, const CollectiveLinks& l);
+// Parameter server: every device pulls the updated weights before the next forward pass.
+double parameter_server_pull_s(double weight_bytes, const CollectiveLinks& l);
+
+}  // namespace xpusim::analytical

@@ -1,0 +1,149 @@
+#include "devices/analytical/device_spec.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <optional>
+#include <set>
+
+#include "common/error.hpp"
+#include "common/spec_reader.hpp"
+#include "devices/analytical/host_detect.hpp"
+#include "models/zoo.hpp"
+
+namespace xpusim::analytical {
+
+namespace {
+auto positive = [](double v) { return v > 0 ? "" : "must be > 0"; };
+auto non_negative = [](double v) { return v >= 0 ? "" : "must be >= 0"; };
+auto fraction = [](double v) { return v > 0 && v <= 1 ? "" : "must be in (0, 1]"; };
+
+std::vector<std::string> string_list(SpecReader& r, const std::string& key, const std::string& desc) {
+  std::vector<std::string> out;
+  YAML::Node n = r.child(key, desc);
+  if (!n) return out;
+  if (!n.IsSequence()) r.fail(key, "expected a list of names");
+  for (const auto& e : n) {
+    if (!e.IsScalar()) r.fail(key, "expected a list of names");
+    out.push_back(e.Scalar());
+  }
+  return out;
+}
+
+CpuIsa read_isa(SpecReader& r, const std::string& prefix, CpuIsa def) {
+  CpuIsa isa;
+  isa.simd_fp32_lanes = static_cast<int>(r.integer(prefix + "simd_fp32_lanes", def.simd_fp32_lanes, "lanes",
+                                                   "fp32 SIMD lanes the build uses (SSE 4, AVX2 8, AVX-512 16)",
+                                                   [](long long v) { return v == 1 || v == 4 || v == 8 || v == 16 ? "" : "must be 1, 4, 8 or 16"; }));
+  isa.fma_units = static_cast<int>(r.integer(prefix + "fma_units", def.fma_units, "pipes",
+                                             "FMA pipes per core the build uses (0 = no FMA)",
+                                             [](long long v) { return v >= 0 && v <= 2 ? "" : "must be 0, 1 or 2"; }));
+  return isa;
+}
+// configs/devices/NAME.yaml or a path. (sim/predict.cpp has the same lookup, but this library
+// sits below xpusim_engines and must not depend on it.)
+std::string device_path(const std::string& name_or_path) {
+  namespace fs = std::filesystem;
+  std::string path = resolve_config("devices", name_or_path);
+  if (fs::exists(path)) return path;
+  std::vector<std::string> names;
+  fs::path dir = fs::path(config_dir()) / "devices";
+  if (fs::is_directory(dir))
+    for (const auto& e : fs::directory_iterator(dir))
+      if (e.path().extension() == ".yaml") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  throw UserError("--device: unknown device '" + name_or_path + "' (known: " + list + ")");
+}
+}  // namespace
+
+bool DeviceSpec::supports(Precision p) const {
+  return std::find(precisions.begin(), precisions.end(), precision_name(p)) != precisions.end();
+}
+
+DeviceSpec load_device_spec(const std::string& name_or_path, const std::vector<std::string>& overrides) {
+  const std::string path = device_path(name_or_path);
+  YAML::Node root = load_yaml_file(path);
+  apply_overrides(root, overrides, "--set");
+  SpecReader r(root, path);
+  DeviceSpec d;
+  d.file = path;
+  std::set<std::string> numeric;  // keys `calibrate:` may name
+  auto num = [&](const std::string& key, std::optional<double> def, const std::string& unit, const std::string& desc,
+                 const std::function<std::string(double)>& check) {
+    numeric.insert(key);
+    return r.number(key, def, unit, desc, check);
+  };
+  d.name = r.text("name", std::nullopt, "device name as used by --device");
+  d.description = r.text("description", std::string(""), "one line");
+  r.text("engine", std::nullopt, "engine that models this device", {"analytical"});
+  d.kind = r.text("kind", std::nullopt, "gpu or cpu", {"gpu", "cpu"}) == "gpu" ? DeviceKind::gpu : DeviceKind::cpu;
+  d.default_system = r.text("default_system", std::nullopt, "system used when --system is not given");
+  d.source = r.text("source", std::nullopt, "where the specs come from");
+  d.precisions = string_list(r, "precisions", "training precisions the device supports");
+  for (const auto& p : d.precisions) {
+    Precision pp;
+    if (!parse_precision(p, pp)) r.fail("precisions", "unknown precision '" + p + "' (one of " + precision_choices() + ")");
+  }
+  if (d.precisions.empty()) d.precisions = {"fp32"};
+  d.memory_bytes = static_cast<int64_t>(num("memory_gb", d.kind == DeviceKind::cpu ? std::optional<double>(0.0) : std::nullopt, "GB (1e9 bytes)",
+                                            "memory per device (GPU) or machine (CPU; 0 = scale with vCPUs)", non_negative) * 1e9);
+  d.memory_bandwidth_gbps = num("memory_bandwidth_gbps", std::nullopt, "GB/s", "peak DRAM bandwidth (CPU: per socket)", positive);
+  d.compute_efficiency = num("compute_efficiency", 0.5, "fraction", "conv/GEMM share of CUDA-core or SIMD peak", fraction);
+  d.memory_efficiency = num("memory_efficiency", 0.7, "fraction", "streaming kernels' share of memory bandwidth", fraction);
+  d.op_overhead_us = num("op_overhead_us", 10, "us", "per op: launch + framework dispatch + tail", non_negative);
+  d.step_overhead_ms = num("step_overhead_ms", 0, "ms", "per step: session run and host sync", non_negative);
+  d.winograd_speedup = num("winograd_speedup", 1.0, "x", "3x3 stride-1 convs off tensor cores (Winograd)",
+                           [](double v) { return v >= 1 && v <= 4 ? "" : "must be in [1, 4]"; });
+  d.gemm_half_dim = num("gemm_half_dim", 0, "elements", "GEMM dimension at which tiles run half full (0 = off)", non_negative);
+  d.reserved_bytes = static_cast<int64_t>(num("reserved_gb", 0, "GB", "runtime context + allocator slack", non_negative) * 1e9);
+  d.workspace_fraction = num("workspace_fraction", 0.0, "fraction", "conv workspace vs the largest activation", non_negative);
+  if (d.kind == DeviceKind::gpu) {
+    d.fp32_tflops = num("fp32_tflops", std::nullopt, "TFLOP/s", "fp32 peak on CUDA cores (boost clock)", positive);
+    d.fp16_tflops = num("fp16_tflops", d.fp32_tflops, "TFLOP/s", "fp16 peak on CUDA cores", positive);
+    d.tensor_fp16_tflops = num("tensor_fp16_tflops", 0, "TFLOP/s", "fp16 tensor-core peak (0 = none)", non_negative);
+    d.tensor_bf16_tflops = num("tensor_bf16_tflops", 0, "TFLOP/s", "bf16 tensor-core peak (0 = none)", non_negative);
+    d.tensor_tf32_tflops = num("tensor_tf32_tflops", 0, "TFLOP/s", "TF32 tensor-core peak (0 = none)", non_negative);
+    d.tensor_efficiency = num("tensor_efficiency", 0.3, "fraction", "conv/GEMM share of tensor-core peak", fraction);
+    d.allreduce_efficiency = num("allreduce_efficiency", 0.5, "fraction", "collective's share of link bandwidth", fraction);
+    d.comm_overlap = num("comm_overlap", 1.0, "fraction", "share of a collective hidden under compute",
+                         [](double v) { return v >= 0 && v <= 1 ? "" : "must be in [0, 1]"; });
+    d.sm_count = static_cast<int>(r.integer("sm_count", std::nullopt, "SMs", "streaming multiprocessors",
+                                            [](long long v) { return v > 0 ? "" : "must be > 0"; }));
+  } else {
+    d.detect = r.flag("detect", false, "detect vCPUs, ISA and frequency of this machine at run time");
+    d.frequency_ghz = num("frequency_ghz", d.detect ? std::optional<double>(0.0) : std::nullopt, "GHz", "sustained all-core clock",
+                          d.detect ? std::function<std::string(double)>(non_negative) : positive);
+    d.vcpus_per_core = static_cast<int>(r.integer("vcpus_per_core", 2, "vCPUs", "hyperthreads per physical core",
+                                                  [](long long v) { return v == 1 || v == 2 ? "" : "must be 1 or 2"; }));
+    d.vcpus_per_socket = static_cast<int>(r.integer("vcpus_per_socket", d.detect ? std::optional<long long>(0) : std::nullopt, "vCPUs", "vCPUs of one socket (NUMA node)",
+                                                    [&](long long v) { return v > 0 || (d.detect && v == 0) ? "" : "must be > 0"; }));
+    d.max_vcpus = static_cast<int>(r.integer("max_vcpus", d.detect ? std::optional<long long>(0) : std::nullopt, "vCPUs", "largest machine",
+                                             [&](long long v) { return v > 0 || (d.detect && v == 0) ? "" : "must be > 0"; }));
+    d.compiled_isa = read_isa(r, "compiled_", CpuIsa{8, 2});
+    d.pip_isa = read_isa(r, "pip_", CpuIsa{4, 0});
+    d.pip_compute_efficiency = num("pip_compute_efficiency", 0.7, "fraction", "conv/GEMM share of SIMD peak, pip build", fraction);
+    d.memory_gb_per_vcpu = num("memory_gb_per_vcpu", 0, "GB", "machine memory per vCPU when memory_gb is 0", non_negative);
+    d.default_build = r.text("default_build", std::string("pip"), "framework build when --build is not given", {"pip", "compiled"});
+    d.serial_fraction = num("serial_fraction", 0.05, "fraction", "Amdahl serial share of a step",
+                            [](double v) { return v >= 0 && v < 1 ? "" : "must be in [0, 1)"; });
+    d.numa_efficiency = num("numa_efficiency", 0.2, "fraction", "worth of a second-socket core", fraction);
+    if (d.detect) {
+      HostCpuInfo h = detect_host_cpu();
+      d.max_vcpus = h.logical_cpus;
+      d.vcpus_per_core = std::clamp(h.logical_cpus / std::max(1, h.physical_cores), 1, 2);
+      d.vcpus_per_socket = std::max(1, h.logical_cpus / h.sockets);
+      if (d.frequency_ghz == 0) d.frequency_ghz = h.max_ghz > 0 ? h.max_ghz : 2.0;
+      d.compiled_isa.simd_fp32_lanes = h.avx512f ? 16 : (h.avx ? 8 : 4);
+      d.compiled_isa.fma_units = h.fma ? 2 : 0;
+      if (d.memory_bytes == 0) d.memory_bytes = h.memory_bytes;
+    }
+  }
+  d.calibrate = string_list(r, "calibrate", "fittable efficiency constants (numeric top-level keys)");
+  for (const auto& k : d.calibrate)
+    if (!numeric.count(k)) r.fail("calibrate", "'" + k + "' is not a numeric field of this device");
+  r.finish();
+  return d;
+}
+
+}  // namespace xpusim::analytical

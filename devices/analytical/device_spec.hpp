@@ -1,0 +1,70 @@
+// The analytical engine's device spec: one configs/devices/<name>.yaml parsed once (after
+// `--set` overrides) into an immutable struct. GPUs carry peak rates, memory and a few
+// efficiency factors; CPUs carry vCPUs, SIMD width, FMA units, frequency and thread-scaling
+// losses. The `host` CPU is detected at run time (host_detect.hpp).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/dtype.hpp"
+
+namespace xpusim::analytical {
+
+enum class DeviceKind { gpu, cpu };
+
+// CPU ISA as a framework build uses it: SIMD lanes for fp32 and FMA pipes per core.
+struct CpuIsa {
+  int simd_fp32_lanes = 4;  // SSE 4, AVX/AVX2 8, AVX-512 16
+  int fma_units = 0;        // 0 = no FMA: separate multiply and add pipes (1 each)
+  // Peak fp32 FLOPs per cycle per physical core.
+  double flops_per_cycle() const { return fma_units > 0 ? 2.0 * simd_fp32_lanes * fma_units : 2.0 * simd_fp32_lanes; }
+};
+
+struct DeviceSpec {
+  std::string name, description, file, source;
+  DeviceKind kind = DeviceKind::gpu;
+  std::string default_system;
+  std::vector<std::string> precisions;  // training precisions this device supports
+  std::vector<std::string> calibrate;   // fittable efficiency constants (numeric top-level keys)
+  int64_t memory_bytes = 0;             // per device (GPU) or per machine (CPU)
+  double memory_bandwidth_gbps = 0;     // GPU: per device; CPU: per socket
+  // Efficiency factors shared by every model (docs/analytical-model.md).
+  double compute_efficiency = 0.5;      // fraction of CUDA-core / SIMD peak that conv/GEMM kernels reach
+  double memory_efficiency = 0.7;       // fraction of memory bandwidth that streaming kernels reach
+  double op_overhead_us = 10;           // per op: kernel launch + framework dispatch + tail
+  double step_overhead_ms = 0;          // per step: session run, host sync
+  double gemm_half_dim = 0;             // GEMM dimension at which tiles run half full (0 = off)
+  double winograd_speedup = 1.0;        // 3x3/5x5 stride-1 convolutions off tensor cores (Winograd / FFT tiling)
+  int64_t reserved_bytes = 0;           // runtime context + allocator slack not usable by tensors
+  double workspace_fraction = 0;        // conv workspace as a fraction of the largest activation
+
+  // GPU only.
+  double fp32_tflops = 0, fp16_tflops = 0;                               // CUDA cores
+  double tensor_fp16_tflops = 0, tensor_bf16_tflops = 0, tensor_tf32_tflops = 0;  // tensor cores (0 = none)
+  double tensor_efficiency = 0.3;       // fraction of tensor-core peak conv/GEMM kernels reach
+  double allreduce_efficiency = 0.5;    // fraction of the system's link bandwidth a collective reaches
+  double comm_overlap = 1.0;            // share of a collective hidden under compute; the rest stalls the SMs
+  int sm_count = 1;                     // streaming multiprocessors (small kernels cannot fill them)
+
+  // CPU only. `--count` is vCPUs (hyperthreads).
+  double frequency_ghz = 0;
+  int vcpus_per_core = 2;
+  int vcpus_per_socket = 0;
+  int max_vcpus = 0;
+  CpuIsa compiled_isa, pip_isa;
+  std::string default_build = "pip";
+  double serial_fraction = 0.05;        // Amdahl: share of a step that does not parallelise
+  double numa_efficiency = 0.2;         // value of a core on the second socket relative to the first
+  double pip_compute_efficiency = 0.7;  // the same for the generic (pip) build's simpler SSE kernels
+  double memory_gb_per_vcpu = 0;       // machine memory that scales with vCPUs (GCE n1-highcpu: 0.9)
+  bool detect = false;                  // host: cores, ISA and frequency from /proc and sysfs
+
+  bool supports(Precision p) const;
+};
+
+// Reads a device YAML (name under configs/devices/ or a path) with `--set` overrides applied
+// first. Errors are UserError with file:line: key, or naming --device / --set.
+DeviceSpec load_device_spec(const std::string& name_or_path, const std::vector<std::string>& overrides = {});
+
+}  // namespace xpusim::analytical

@@ -1,0 +1,209 @@
+#include "devices/analytical/engine.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "common/error.hpp"
+#include "devices/analytical/comm.hpp"
+#include "devices/analytical/device_spec.hpp"
+#include "devices/analytical/memory.hpp"
+#include "devices/analytical/op_cost.hpp"
+#include "devices/analytical/rates.hpp"
+#include "models/zoo.hpp"
+#include "sim/platform_spec.hpp"
+
+namespace xpusim::analytical {
+
+namespace {
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& e : v) s += (s.empty() ? "" : ", ") + e;
+  return s;
+}
+
+struct Placed {
+  DeviceSpec device;
+  SystemSpec system;
+  std::string build;  // CPUs only
+};
+
+// Validates device x system x count x build; every failure names its flag.
+Placed resolve(const Placement& p) {
+  Placed out{load_device_spec(p.device, p.overrides), {}, ""};
+  const DeviceSpec& d = out.device;
+  out.system = find_system(p.system.empty() ? d.default_system : p.system, "--system");
+  const SystemSpec& s = out.system;
+  if (std::find(s.devices.begin(), s.devices.end(), d.name) == s.devices.end())
+    throw UserError("--system: system '" + s.name + "' does not hold device '" + d.name + "' (it holds: " +
+                    join(s.devices) + ")");
+  if (d.kind == DeviceKind::gpu) {
+    if (p.count > s.max_devices)
+      throw UserError("--count: system '" + s.name + "' holds at most " + std::to_string(s.max_devices) +
+                      " devices, got " + std::to_string(p.count));
+    if (!p.build.empty()) throw UserError("--build: only CPU devices take a framework build (pip|compiled)");
+  } else {
+    const int most = std::min(d.max_vcpus, s.max_devices);
+    if (p.count > most)
+      throw UserError("--count: device '" + d.name + "' on system '" + s.name + "' has at most " +
+                      std::to_string(most) + " vCPUs, got " + std::to_string(p.count));
+    out.build = p.build.empty() ? d.default_build : p.build;
+    if (out.build != "pip" && out.build != "compiled")
+      throw UserError("--build: '" + p.build + "' is not pip or compiled");
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string AnalyticalEngine::description() const {
+  return "analytical roofline model of GPUs and CPUs (configs/devices/, docs/analytical-model.md)";
+}
+
+int AnalyticalEngine::replicas(const Placement& p) const {
+  DeviceSpec d = load_device_spec(p.device, p.overrides);
+  return d.kind == DeviceKind::cpu ? 1 : p.count;
+}
+
+StepReport AnalyticalEngine::run_step(const StepRequest& req) {
+  if (!req.graph) throw InternalError("analytical: StepRequest without a graph");
+  const OpGraph& g = *req.graph;
+  Placed pl = resolve(req.placement);
+  const DeviceSpec& d = pl.device;
+  const SystemSpec& sys = pl.system;
+  if (!d.supports(g.precision))
+    throw UserError("--precision: device '" + d.name + "' does not support " + precision_name(g.precision) +
+                    " (supports: " + join(d.precisions) + ")");
+  const int count = req.placement.count;
+  const bool gpu = d.kind == DeviceKind::gpu;
+  const int replicas = gpu ? count : 1;
+
+  const Rates rates = make_rates(d, g.precision, pl.build, count);
+  CollectiveLinks links;
+  links.replicas = replicas;
+  links.devices_per_host = sys.devices_per_host;
+  links.intra_bytes_s = std::max(1e-3, sys.intra_host.bandwidth_gbps) * 1e9 * d.allreduce_efficiency;
+  links.intra_latency_s = sys.intra_host.latency_us * 1e-6;
+  links.inter_bytes_s = std::max(1e-3, sys.inter_host.bandwidth_gbps) * 1e9 * d.allreduce_efficiency;
+  links.inter_latency_s = sys.inter_host.latency_us * 1e-6;
+  links.parameter_server = sys.collective == "parameter_server";
+
+  // Two in-order timelines: the compute stream runs ops in schedule order as soon as their
+  // inputs are ready; the communication stream runs all-reduces as soon as their gradient is.
+  OpCostModel model(rates);
+  std::vector<double> ready(static_cast<size_t>(g.num_tensors()), 0.0);
+  double compute_free = 0, comm_free = 0, comm_busy = 0, comm_stall = 0;
+  double t_compute_bound = 0, t_memory_bound = 0, t_overhead = 0;
+  double flops = 0, bytes = 0, compute_busy = 0, memory_busy = 0;
+  StepReport rep;
+  for (int op : g.schedule()) {
+    const OpNode& n = g.op(op);
+    OpCost c = model.visit(g, op);
+    double dep = 0;
+    for (int t : n.inputs) dep = std::max(dep, ready[static_cast<size_t>(t)]);
+    double end;
+    if (c.cls == OpClass::communication) {
+      const double t = allreduce_time_s(c.comm_bytes, links) + c.overhead_s;
+      end = std::max(comm_free, dep) + t;
+      comm_free = end;
+      comm_busy += t;
+      // NCCL's reduction kernels run on the SMs and contend for memory bandwidth: the share
+      // of a collective that is not hidden (1 - comm_overlap) stalls the compute stream.
+      const double stall = (1.0 - d.comm_overlap) * t;
+      compute_free = std::max(compute_free, end - t) + stall;
+      comm_stall += stall;
+      rep.per_op_s[op_kind_name(n.kind)] += t;
+    } else {
+      end = std::max(compute_free, dep) + c.time_s();
+      compute_free = end;
+      (c.compute_s >= c.memory_s ? t_compute_bound : t_memory_bound) += std::max(c.compute_s, c.memory_s);
+      t_overhead += c.overhead_s;
+      flops += n.work.flops;
+      compute_busy += c.compute_s;
+      memory_busy += c.memory_s;
+      bytes += static_cast<double>(n.work.bytes_read + n.work.bytes_written);
+      if (c.cls != OpClass::none) rep.per_op_s[op_kind_name(n.kind)] += c.time_s();
+    }
+    for (int t : n.outputs) ready[static_cast<size_t>(t)] = end;
+  }
+
+  MemoryEstimate mem = estimate_memory(g, d, count);
+  // Parameter server: each device pulls the fp32 weights before its next forward pass.
+  int64_t weight_bytes = 0;
+  for (int t : g.tensors_with_role(TensorRole::weight)) weight_bytes += g.tensor(t).desc.bytes();
+  const double ps_pull_s = parameter_server_pull_s(static_cast<double>(weight_bytes), links);
+  const double step_overhead_s = d.step_overhead_ms * 1e-3 + sys.host.step_overhead_ms * 1e-3;
+  const double comm_exposed_s = std::max(0.0, comm_free - compute_free) + ps_pull_s + comm_stall;
+  double device_s = std::max(compute_free, comm_free) + ps_pull_s + step_overhead_s;
+
+  // Host side: the input batch crosses PCIe (prefetched, so it overlaps), and with real data
+  // every sample is decoded and augmented on the host's cores (tf.data runs ahead of the
+  // devices, so the step is bounded by the slower of the two).
+  int64_t input_bytes = 0;
+  for (int t : g.tensors_with_role(TensorRole::input)) input_bytes += g.tensor(t).desc.bytes();
+  const double infeed_s = gpu ? static_cast<double>(input_bytes) / (sys.host.pcie_bandwidth_gbps * 1e9) : 0.0;
+  double pipeline_s = 0;
+  if (req.data == DataSource::real) {
+    const DatasetSpec ds = find_dataset(find_model(req.model.empty() ? g.model_name : req.model).dataset, "--data real");
+    const double samples = static_cast<double>(g.batch) * (gpu ? std::min(count, sys.devices_per_host) : 1);
+    const double cores = gpu ? sys.host.cpu_cores * sys.host.core_speed : cpu_effective_cores(d, count);
+    pipeline_s = samples * ds.host_preprocess_ms * 1e-3 / cores;
+  }
+  // On a CPU device the pipeline shares the cores that train, so its time adds up.
+  double step_s = gpu ? std::max({device_s, infeed_s, pipeline_s}) : device_s + pipeline_s;
+
+  rep.engine = name();
+  rep.device = d.name;
+  rep.system = sys.name;
+  rep.count = count;
+  rep.batch_per_device = g.batch;
+  rep.global_batch = g.batch * replicas;
+  rep.step_time_s = step_s;
+  rep.throughput_samples_per_s = static_cast<double>(rep.global_batch) / step_s;
+  rep.memory_bytes = mem.total_bytes;
+  rep.memory_capacity_bytes = mem.capacity_bytes;
+  rep.fits_in_memory = mem.fits();
+
+  // Bottleneck: the largest share of the step, in a fixed order so ties are deterministic.
+  const std::vector<std::pair<std::string, double>> shares = {
+      {"compute", t_compute_bound},
+      {"memory", t_memory_bound},
+      {"overhead", t_overhead + step_overhead_s},
+      {"communication", comm_exposed_s},
+      {"infeed", gpu && infeed_s >= device_s ? infeed_s : 0.0},
+      {"input_pipeline", (gpu ? pipeline_s >= device_s : pipeline_s > 0) ? pipeline_s : 0.0},
+  };
+  rep.bottleneck = "compute";
+  double best = -1;
+  for (const auto& [k, v] : shares)
+    if (v > best) best = v, rep.bottleneck = k;
+  if (gpu && std::max(infeed_s, pipeline_s) >= device_s) rep.bottleneck = infeed_s > pipeline_s ? "infeed" : "input_pipeline";
+
+  // Utilisation = fraction of the step each unit is busy (engine.hpp). Achieved FLOP/s against
+  // the nominal peak goes to `extra` (it can exceed the busy share: Winograd skips multiplies).
+  rep.utilization["compute"] = std::min(1.0, compute_busy / step_s);
+  rep.utilization["memory"] = std::min(1.0, memory_busy / step_s);
+  rep.extra["achieved_flops_per_s"] = flops / step_s;
+  rep.extra["peak_flops_per_s"] = peak_gemm_flops_s(d, g.precision, pl.build, count);
+  rep.extra["bytes_per_step"] = bytes;
+  if (replicas > 1) rep.utilization["communication"] = std::min(1.0, comm_busy / step_s);
+  if (pipeline_s > 0) rep.utilization["input_pipeline"] = std::min(1.0, pipeline_s / step_s);
+
+  rep.extra["kind"] = gpu ? "gpu" : "cpu";
+  if (!gpu) rep.extra["build"] = pl.build;
+  rep.extra["time_compute_bound_s"] = t_compute_bound;
+  rep.extra["time_memory_bound_s"] = t_memory_bound;
+  rep.extra["time_overhead_s"] = t_overhead + step_overhead_s;
+  rep.extra["communication_busy_s"] = comm_busy;
+  rep.extra["communication_exposed_s"] = comm_exposed_s;
+  rep.extra["infeed_s"] = infeed_s;
+  rep.extra["input_pipeline_s"] = pipeline_s;
+  rep.extra["flops_per_step"] = flops;
+  rep.extra["memory_persistent_bytes"] = mem.persistent_bytes;
+  rep.extra["memory_activation_bytes"] = mem.activation_bytes;
+  rep.extra["memory_workspace_bytes"] = mem.workspace_bytes;
+  rep.extra["memory_reserved_bytes"] = mem.reserved_bytes;
+  return rep;
+}
+
+}  // namespace xpusim::analytical

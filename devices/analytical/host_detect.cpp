@@ -1,0 +1,74 @@
+#include "devices/analytical/host_detect.hpp"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+#include <utility>
+
+namespace xpusim::analytical {
+
+namespace {
+std::string read_file(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+std::string trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t\r");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+}  // namespace
+
+HostCpuInfo parse_cpuinfo(const std::string& text) {
+  HostCpuInfo h;
+  std::istringstream in(text);
+  int logical = 0;
+  std::set<std::string> sockets;
+  std::set<std::pair<std::string, std::string>> cores;  // (physical id, core id)
+  std::string phys = "0", line, flags;
+  double mhz_max = 0;
+  while (std::getline(in, line)) {
+    auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string key = trim(line.substr(0, colon)), val = trim(line.substr(colon + 1));
+    if (key == "processor") ++logical;
+    else if (key == "physical id") { phys = val; sockets.insert(val); }
+    else if (key == "core id") cores.insert({phys, val});
+    else if (key == "cpu MHz") { try { mhz_max = std::max(mhz_max, std::stod(val)); } catch (...) {} }
+    else if (key == "flags" && flags.empty()) flags = " " + val + " ";
+  }
+  h.logical_cpus = std::max(1, logical);
+  h.sockets = std::max<int>(1, static_cast<int>(sockets.size()));
+  // VMs often hide core ids; then every logical CPU counts as a core.
+  h.physical_cores = cores.empty() ? h.logical_cpus : static_cast<int>(cores.size());
+  h.max_ghz = mhz_max / 1000.0;
+  auto has = [&](const char* f) { return flags.find(std::string(" ") + f + " ") != std::string::npos; };
+  h.avx = has("avx");
+  h.avx2 = has("avx2");
+  h.fma = has("fma");
+  h.avx512f = has("avx512f");
+  return h;
+}
+
+HostCpuInfo detect_host_cpu() {
+  HostCpuInfo h = parse_cpuinfo(read_file("/proc/cpuinfo"));
+  if (h.logical_cpus <= 1) h.logical_cpus = std::max(1u, std::thread::hardware_concurrency());
+  // cpufreq's maximum is the turbo limit; "cpu MHz" is only the current clock.
+  std::string khz = trim(read_file("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq"));
+  if (!khz.empty()) {
+    try { h.max_ghz = std::stod(khz) / 1e6; } catch (...) {}
+  }
+  std::istringstream mem(read_file("/proc/meminfo"));
+  std::string key;
+  long long kb = 0;
+  while (mem >> key >> kb) {
+    if (key == "MemTotal:") { h.memory_bytes = kb * 1024; break; }
+    std::string rest;
+    std::getline(mem, rest);
+  }
+  return h;
+}
+
+}  // namespace xpusim::analytical

@@ -1,0 +1,158 @@
+#include "devices/analytical/op_cost.hpp"
+
+#include <algorithm>
+
+namespace xpusim::analytical {
+
+const char* op_class_name(OpClass c) {
+  switch (c) {
+    case OpClass::none: return "none";
+    case OpClass::conv: return "conv";
+    case OpClass::gemm: return "gemm";
+    case OpClass::recurrent: return "recurrent";
+    case OpClass::elementwise: return "elementwise";
+    case OpClass::normalization: return "normalization";
+    case OpClass::update: return "update";
+    case OpClass::communication: return "communication";
+  }
+  return "?";
+}
+
+namespace {
+double io_bytes(const OpNode& n) { return static_cast<double>(n.work.bytes_read + n.work.bytes_written); }
+}  // namespace
+
+OpCost OpCostModel::streaming(const OpGraph& g, int op, OpClass cls, double kernels) const {
+  const OpNode& n = g.op(op);
+  OpCost c;
+  c.cls = cls;
+  // A transcendental costs ~4 FLOP slots (SFU throughput is 1/4 of FMA on NVIDIA SMs; CUDA
+  // C Programming Guide, arithmetic instruction throughput table).
+  c.compute_s = (n.work.flops + 4.0 * n.work.transcendentals) / r_.vector_flops_s;
+  c.memory_s = io_bytes(n) / r_.memory_bytes_s;
+  c.overhead_s = kernels * r_.op_overhead_s;
+  return c;
+}
+
+OpCost OpCostModel::gemm(const OpGraph& g, int op, double flops, double items, double dmin, bool tensor_ok,
+                         double kernels) const {
+  const OpNode& n = g.op(op);
+  OpCost c;
+  c.cls = OpClass::gemm;
+  const double rate = (tensor_ok && r_.tensor_flops_s > 0) ? r_.tensor_flops_s : r_.gemm_flops_s;
+  // A kernel with fewer independent outputs than the device has lanes to fill runs at the
+  // fraction it occupies (wave quantisation, smoothed).
+  const double fill = r_.fill_items > 0 ? std::min(1.0, items / r_.fill_items) : 1.0;
+  // Tiles (cuBLAS/cuDNN use 32..256-wide tiles) run partly empty when a GEMM dimension is
+  // small: Cout = 64 or a 1x1 conv's K = Cin = 64 wastes part of every tile and of the
+  // K-loop pipeline. A smooth d / (d + d_half) captures it with one constant per device.
+  const double shape = r_.gemm_half_dim > 0 ? dmin / (dmin + r_.gemm_half_dim) : 1.0;
+  c.compute_s = flops / (rate * std::max(fill * shape, 1e-6));
+  c.memory_s = io_bytes(n) / r_.memory_bytes_s;
+  c.overhead_s = kernels * r_.op_overhead_s;
+  return c;
+}
+
+OpCost OpCostModel::conv(const OpGraph& g, int op) const {
+  const OpNode& n = g.op(op);
+  const OpNode& f = n.forward_op >= 0 ? g.op(n.forward_op) : n;  // backward ops share the forward geometry
+  const OpAttrs& a = f.attrs;
+  const Shape& xs = g.tensor(f.inputs[0]).desc.shape;
+  const double items = static_cast<double>(g.tensor(f.outputs[0]).desc.numel());
+  const int64_t cin = xs.size() > 1 ? xs[1] / std::max(1, a.groups) : 1;
+  const Shape& ys = g.tensor(f.outputs[0]).desc.shape;
+  // Implicit-GEMM view of the three convolutions (cuDNN): forward M = N*Ho*Wo, N = Cout,
+  // K = Cin*kh*kw; backward-data swaps Cin and Cout; backward-filter reduces over N*Ho*Wo.
+  const double kk = static_cast<double>(a.kernel_h) * a.kernel_w;
+  const double m_px = static_cast<double>(ys[0]) * ys[2] * ys[3];
+  const double cout = static_cast<double>(ys[1]) / std::max(1, a.groups);
+  double dmin = 0;
+  switch (n.kind) {
+    case OpKind::Conv2DBackwardData: dmin = std::min({m_px, static_cast<double>(cin), cout * kk}); break;
+    case OpKind::Conv2DBackwardFilter: dmin = std::min({cout, static_cast<double>(cin) * kk, m_px}); break;
+    default: dmin = std::min({m_px, cout, static_cast<double>(cin) * kk}); break;
+  }
+  // Tensor cores need channel counts that fill their 8-wide fragments (cuDNN pads or falls
+  // back otherwise: the RGB first layer runs on CUDA cores).
+  const bool tensor_ok = cin >= 8;
+  double flops = n.work.flops;
+  // cuDNN's fast algorithms: Winograd for 3x3 and FFT tiling for 5x5, stride 1 only.
+  const bool winograd = a.kernel_h == a.kernel_w && (a.kernel_h == 3 || a.kernel_h == 5) && a.stride_h == 1 &&
+                        a.stride_w == 1 && a.dilation_h == 1 && a.dilation_w == 1 && a.groups == 1 && cin >= 8;
+  const bool on_tensor = tensor_ok && r_.tensor_flops_s > 0;
+  // Winograd F(4x4,3x3) needs 4x fewer multiplies in theory (Lavin & Gray, CVPR 2016) and FFT
+  // tiling more for 5x5 (Vasilache et al., ICLR 2015); transforms eat part of that, hence one
+  // device factor in [1, 4] for both.
+  if (winograd && !on_tensor) flops /= r_.winograd_speedup;
+  OpCost c = gemm(g, op, flops, items, dmin, tensor_ok, 1);
+  c.cls = OpClass::conv;
+  return c;
+}
+
+OpCost OpCostModel::on_Input(const OpGraph&, int) { return {}; }  // host feed: the engine's infeed model
+OpCost OpCostModel::on_Reshape(const OpGraph&, int) { return {}; }  // a view: no kernel
+OpCost OpCostModel::on_Conv2D(const OpGraph& g, int op) { return conv(g, op); }
+OpCost OpCostModel::on_Conv2DBackwardData(const OpGraph& g, int op) { return conv(g, op); }
+OpCost OpCostModel::on_Conv2DBackwardFilter(const OpGraph& g, int op) { return conv(g, op); }
+
+OpCost OpCostModel::on_MatMul(const OpGraph& g, int op) {
+  const OpAttrs& a = g.op(op).attrs;
+  const double dmin = static_cast<double>(std::min({a.m, a.n, a.k}));
+  return gemm(g, op, g.op(op).work.flops, static_cast<double>(a.m * a.n), dmin, a.k >= 8 && a.n >= 8 && a.m >= 8, 1);
+}
+
+OpCost OpCostModel::on_BatchNorm(const OpGraph& g, int op) { return streaming(g, op, OpClass::normalization); }
+OpCost OpCostModel::on_BatchNormBackward(const OpGraph& g, int op) { return streaming(g, op, OpClass::normalization); }
+OpCost OpCostModel::on_Activation(const OpGraph& g, int op) { return streaming(g, op, OpClass::elementwise); }
+OpCost OpCostModel::on_ActivationBackward(const OpGraph& g, int op) { return streaming(g, op, OpClass::elementwise); }
+OpCost OpCostModel::on_Add(const OpGraph& g, int op) { return streaming(g, op, OpClass::elementwise); }
+OpCost OpCostModel::on_Mul(const OpGraph& g, int op) { return streaming(g, op, OpClass::elementwise); }
+OpCost OpCostModel::on_Pool(const OpGraph& g, int op) { return streaming(g, op, OpClass::elementwise); }
+OpCost OpCostModel::on_PoolBackward(const OpGraph& g, int op) { return streaming(g, op, OpClass::elementwise); }
+OpCost OpCostModel::on_Concat(const OpGraph& g, int op) { return streaming(g, op, OpClass::elementwise); }
+OpCost OpCostModel::on_Split(const OpGraph& g, int op) { return streaming(g, op, OpClass::elementwise); }
+OpCost OpCostModel::on_Dropout(const OpGraph& g, int op) { return streaming(g, op, OpClass::elementwise); }
+OpCost OpCostModel::on_DropoutBackward(const OpGraph& g, int op) { return streaming(g, op, OpClass::elementwise); }
+OpCost OpCostModel::on_SoftmaxCrossEntropy(const OpGraph& g, int op) { return streaming(g, op, OpClass::elementwise); }
+OpCost OpCostModel::on_SoftmaxCrossEntropyBackward(const OpGraph& g, int op) {
+  return streaming(g, op, OpClass::elementwise);
+}
+OpCost OpCostModel::on_Embedding(const OpGraph& g, int op) { return streaming(g, op, OpClass::elementwise); }
+OpCost OpCostModel::on_EmbeddingBackward(const OpGraph& g, int op) { return streaming(g, op, OpClass::elementwise); }
+
+// An LSTM runs its timesteps one after another: per step one gate GEMM and one fused
+// pointwise kernel (TF/Keras without cuDNN), each a small kernel that rarely fills the device.
+OpCost OpCostModel::on_LSTM(const OpGraph& g, int op) {
+  const OpNode& n = g.op(op);
+  const OpAttrs& a = n.attrs;
+  const double t = static_cast<double>(std::max<int64_t>(1, a.seq_len));
+  const double batch = static_cast<double>(g.tensor(n.inputs[0]).desc.shape[0]);
+  const double dmin = std::min({batch, 4.0 * static_cast<double>(a.hidden), static_cast<double>(a.input_size + a.hidden)});
+  OpCost c = gemm(g, op, n.work.flops, batch * 4.0 * static_cast<double>(a.hidden), dmin, a.hidden >= 8, 2 * t);
+  c.compute_s += 4.0 * n.work.transcendentals / r_.vector_flops_s;
+  c.cls = OpClass::recurrent;
+  return c;
+}
+OpCost OpCostModel::on_LSTMBackward(const OpGraph& g, int op) {
+  const OpNode& n = g.op(op);
+  const OpAttrs& a = n.attrs;
+  const double t = static_cast<double>(std::max<int64_t>(1, a.seq_len));
+  const double batch = static_cast<double>(g.tensor(n.inputs[1]).desc.shape[0]);
+  const double dmin = std::min({batch, 4.0 * static_cast<double>(a.hidden), static_cast<double>(a.input_size + a.hidden)});
+  OpCost c = gemm(g, op, n.work.flops, batch * 4.0 * static_cast<double>(a.hidden), dmin, a.hidden >= 8, 3 * t);
+  c.cls = OpClass::recurrent;
+  return c;
+}
+
+OpCost OpCostModel::on_SGDMomentumUpdate(const OpGraph& g, int op) { return streaming(g, op, OpClass::update); }
+OpCost OpCostModel::on_AdamUpdate(const OpGraph& g, int op) { return streaming(g, op, OpClass::update); }
+
+OpCost OpCostModel::on_AllReduce(const OpGraph& g, int op) {
+  OpCost c;
+  c.cls = OpClass::communication;
+  c.comm_bytes = static_cast<double>(g.tensor(g.op(op).inputs[0]).desc.bytes());
+  c.overhead_s = r_.op_overhead_s;
+  return c;
+}
+
+}  // namespace xpusim::analytical

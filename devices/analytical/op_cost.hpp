@@ -1,0 +1,54 @@
+// Per-op time of the analytical engine: an OpVisitor over every op kind (a new kind fails to
+// compile here until it is handled) that turns the op's counted Work into seconds with a
+// roofline, max(FLOPs / compute rate, bytes / memory rate), plus a per-kernel overhead.
+// Conv/GEMM ops use tensor cores when the precision and channel counts allow, Winograd for
+// 3x3 stride-1 convolutions otherwise, and a fill factor for kernels too small to occupy
+// every SM. All-reduces are costed by the engine's collective model (comm.hpp).
+#pragma once
+#include <string>
+
+#include "sim/op_visitor.hpp"
+
+namespace xpusim::analytical {
+
+// Effective rates for one request (device x precision x build x vCPUs), efficiencies applied.
+struct Rates {
+  double gemm_flops_s = 1;     // conv/GEMM on CUDA cores or SIMD units
+  double tensor_flops_s = 0;   // conv/GEMM on tensor cores; 0 = not used at this precision
+  double vector_flops_s = 1;   // elementwise arithmetic
+  double memory_bytes_s = 1;   // streaming bandwidth
+  double op_overhead_s = 0;    // per kernel
+  double winograd_speedup = 1; // 3x3 stride-1 convs off tensor cores
+  double fill_items = 0;       // outputs needed to occupy the device; 0 = no fill model (CPU)
+  double gemm_half_dim = 0;    // GEMM dimension at which tiles run half full; 0 = no shape model
+};
+
+enum class OpClass { none, conv, gemm, recurrent, elementwise, normalization, update, communication };
+const char* op_class_name(OpClass c);
+
+struct OpCost {
+  OpClass cls = OpClass::none;
+  double compute_s = 0;        // FLOPs at the effective rate
+  double memory_s = 0;         // bytes at the effective bandwidth
+  double overhead_s = 0;       // launches + dispatch
+  double comm_bytes = 0;       // communication ops: bytes to all-reduce
+  double time_s() const { return (compute_s > memory_s ? compute_s : memory_s) + overhead_s; }
+};
+
+class OpCostModel final : public OpVisitor<OpCost> {
+ public:
+  explicit OpCostModel(const Rates& r) : r_(r) {}
+
+#define XPUSIM_ANALYTICAL_DECL(k, n) OpCost on_##k(const OpGraph& g, int op) override;
+  XPUSIM_OP_KINDS(XPUSIM_ANALYTICAL_DECL)
+#undef XPUSIM_ANALYTICAL_DECL
+
+ private:
+  OpCost conv(const OpGraph& g, int op) const;
+  // dmin: the smallest of the implicit GEMM's M, N, K (tile utilisation).
+  OpCost gemm(const OpGraph& g, int op, double flops, double items, double dmin, bool tensor_ok, double kernels) const;
+  OpCost streaming(const OpGraph& g, int op, OpClass cls, double kernels = 1) const;
+  Rates r_;
+};
+
+}  // namespace xpusim::analytical

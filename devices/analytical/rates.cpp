@@ -1,0 +1,80 @@
+#include "devices/analytical/rates.hpp"
+
+#include <algorithm>
+
+namespace xpusim::analytical {
+
+namespace {
+double tensor_peak_tflops(const DeviceSpec& d, Precision p) {
+  switch (p) {
+    case Precision::fp32: return 0;
+    case Precision::tf32: return d.tensor_tf32_tflops;
+    case Precision::mixed_fp16: return d.tensor_fp16_tflops;
+    case Precision::bf16:
+    case Precision::mixed_bf16: return d.tensor_bf16_tflops;
+  }
+  return 0;
+}
+double cuda_core_peak_tflops(const DeviceSpec& d, Precision p) {
+  // fp16 storage runs packed half2 math on CUDA cores (P100: 2x fp32); tf32 is fp32 off tensor cores.
+  return (p == Precision::mixed_fp16) ? d.fp16_tflops : d.fp32_tflops;
+}
+const CpuIsa& isa_for(const DeviceSpec& d, const std::string& build) {
+  return build == "compiled" ? d.compiled_isa : d.pip_isa;
+}
+}  // namespace
+
+double cpu_effective_cores(const DeviceSpec& d, int vcpus) {
+  const double cores = std::max(1.0, static_cast<double>(vcpus) / d.vcpus_per_core);
+  const double socket_cores = std::max(1.0, static_cast<double>(d.vcpus_per_socket) / d.vcpus_per_core);
+  return std::min(cores, socket_cores) + d.numa_efficiency * std::max(0.0, cores - socket_cores);
+}
+
+double cpu_speedup(const DeviceSpec& d, int vcpus) {
+  const double n = cpu_effective_cores(d, vcpus);
+  return 1.0 / (d.serial_fraction + (1.0 - d.serial_fraction) / n);
+}
+
+double peak_gemm_flops_s(const DeviceSpec& d, Precision p, const std::string& build, int vcpus) {
+  if (d.kind == DeviceKind::gpu) {
+    double t = tensor_peak_tflops(d, p);
+    return 1e12 * (t > 0 ? t : cuda_core_peak_tflops(d, p));
+  }
+  const double cores = std::max(1.0, static_cast<double>(vcpus) / d.vcpus_per_core);
+  return cores * d.frequency_ghz * 1e9 * isa_for(d, build).flops_per_cycle();
+}
+
+Rates make_rates(const DeviceSpec& d, Precision p, const std::string& build, int vcpus) {
+  Rates r;
+  r.op_overhead_s = d.op_overhead_us * 1e-6;
+  r.winograd_speedup = d.winograd_speedup;
+  r.gemm_half_dim = d.gemm_half_dim;
+  if (d.kind == DeviceKind::gpu) {
+    r.gemm_flops_s = cuda_core_peak_tflops(d, p) * 1e12 * d.compute_efficiency;
+    r.tensor_flops_s = tensor_peak_tflops(d, p) * 1e12 * d.tensor_efficiency;
+    // Elementwise kernels issue one FLOP per lane per cycle, half the FMA peak.
+    r.vector_flops_s = 0.5 * d.fp32_tflops * 1e12;
+    r.memory_bytes_s = d.memory_bandwidth_gbps * 1e9 * d.memory_efficiency;
+    // 2048 resident threads per SM on Pascal, Volta, Turing-class and Ampere/Hopper
+    // (CUDA C Programming Guide, compute capability table; Turing 1024): one output each.
+    r.fill_items = 2048.0 * d.sm_count;
+    return r;
+  }
+  const double speedup = cpu_speedup(d, vcpus);
+  const double core_flops = d.frequency_ghz * 1e9 * isa_for(d, build).flops_per_cycle();
+  // Narrow SSE kernels keep their pipes busier than AVX2+FMA ones, which starve on operand
+  // packing and cache bandwidth: separate efficiencies per build (docs/analytical-model.md).
+  r.gemm_flops_s = core_flops * speedup * (build == "pip" ? d.pip_compute_efficiency : d.compute_efficiency);
+  // Elementwise loops vectorise with the same ISA but without FMA pairing.
+  r.vector_flops_s = d.frequency_ghz * 1e9 * isa_for(d, build).simd_fp32_lanes * speedup;
+  // A VM gets its vCPUs' share of a socket's DRAM channels; second-socket traffic is worth
+  // numa_efficiency (remote accesses over UPI).
+  const double vps = static_cast<double>(d.vcpus_per_socket);
+  const double local = std::min(static_cast<double>(vcpus), vps) / vps;
+  const double remote = std::max(0.0, static_cast<double>(vcpus) - vps) / vps;
+  r.memory_bytes_s = d.memory_bandwidth_gbps * 1e9 * d.memory_efficiency * (local + d.numa_efficiency * remote);
+  r.fill_items = 0;
+  return r;
+}
+
+}  // namespace xpusim::analytical

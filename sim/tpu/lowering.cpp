@@ -1,0 +1,378 @@
+// Lowering a training-step graph to the per-core TPU program. The fusion and tiling rules
+// and their sources are in docs/tpu-model.md; this file applies them.
+#include "sim/tpu/lowering.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "common/error.hpp"
+#include "sim/op_visitor.hpp"
+#include "sim/tpu/mxu_timing.hpp"
+
+namespace xpusim::tpu {
+
+namespace {
+
+enum class Role { mxu, vector, elementwise, copy, free, ici, infeed };
+
+// What one graph op asks of the core: the visitor below is the only place that knows op kinds.
+struct OpNeeds {
+  Role role = Role::free;
+  GemmShape gemm;            // MXU ops
+  int64_t gemm_repeats = 1;  // groups of a grouped conv, timesteps of an LSTM
+  bool chunk_contraction = false;  // split over L (weight gradients) instead of P
+  int hbm_passes = 1;        // reads of the inputs (2 for batch norm: statistics, then apply)
+};
+
+class Classifier final : public OpVisitor<OpNeeds> {
+ public:
+  static OpNeeds of(Role r) { OpNeeds n; n.role = r; return n; }
+  static int64_t numel(const OpGraph& g, int t) { return g.tensor(t).desc.numel(); }
+
+  OpNeeds on_Input(const OpGraph&, int) override { return of(Role::infeed); }
+  OpNeeds on_Conv2D(const OpGraph& g, int i) override { return conv(g, g.op(i), 0); }
+  OpNeeds on_Conv2DBackwardData(const OpGraph& g, int i) override { return conv(g, g.op(g.op(i).forward_op), 1); }
+  OpNeeds on_Conv2DBackwardFilter(const OpGraph& g, int i) override { return conv(g, g.op(g.op(i).forward_op), 2); }
+  OpNeeds on_MatMul(const OpGraph& g, int i) override {
+    const OpAttrs& a = g.op(i).attrs;
+    OpNeeds n = of(Role::mxu);
+    n.gemm = {a.m, a.k, a.n};
+    return n;
+  }
+  OpNeeds on_BatchNorm(const OpGraph&, int) override { OpNeeds n = of(Role::vector); n.hbm_passes = 2; return n; }
+  OpNeeds on_BatchNormBackward(const OpGraph&, int) override { OpNeeds n = of(Role::vector); n.hbm_passes = 2; return n; }
+  OpNeeds on_Activation(const OpGraph&, int) override { return of(Role::elementwise); }
+  OpNeeds on_ActivationBackward(const OpGraph&, int) override { return of(Role::elementwise); }
+  OpNeeds on_Add(const OpGraph&, int) override { return of(Role::elementwise); }
+  OpNeeds on_Mul(const OpGraph&, int) override { return of(Role::elementwise); }
+  OpNeeds on_Pool(const OpGraph&, int) override { return of(Role::vector); }
+  OpNeeds on_PoolBackward(const OpGraph&, int) override { return of(Role::vector); }
+  OpNeeds on_Concat(const OpGraph&, int) override { return of(Role::copy); }
+  OpNeeds on_Split(const OpGraph&, int) override { return of(Role::copy); }
+  OpNeeds on_Reshape(const OpGraph&, int) override { return of(Role::free); }
+  OpNeeds on_Dropout(const OpGraph&, int) override { return of(Role::elementwise); }
+  OpNeeds on_DropoutBackward(const OpGraph&, int) override { return of(Role::elementwise); }
+  OpNeeds on_SoftmaxCrossEntropy(const OpGraph&, int) override { return of(Role::vector); }
+  OpNeeds on_SoftmaxCrossEntropyBackward(const OpGraph&, int) override { return of(Role::vector); }
+  OpNeeds on_Embedding(const OpGraph&, int) override { return of(Role::copy); }
+  OpNeeds on_EmbeddingBackward(const OpGraph&, int) override { return of(Role::vector); }
+  OpNeeds on_LSTM(const OpGraph& g, int i) override { return lstm(g, g.op(i), 1); }
+  OpNeeds on_LSTMBackward(const OpGraph& g, int i) override { return lstm(g, g.op(g.op(i).forward_op), 2); }
+  OpNeeds on_SGDMomentumUpdate(const OpGraph&, int) override { return of(Role::vector); }
+  OpNeeds on_AdamUpdate(const OpGraph&, int) override { return of(Role::vector); }
+  OpNeeds on_AllReduce(const OpGraph&, int) override { return of(Role::ici); }
+
+ private:
+  // Convolution as an implicit GEMM (im2col without materialising it). which: 0 forward,
+  // 1 data gradient, 2 filter gradient.
+  static OpNeeds conv(const OpGraph& g, const OpNode& f, int which) {
+    const Shape& xs = g.tensor(f.inputs[0]).desc.shape;
+    const Shape& ys = g.tensor(f.outputs[0]).desc.shape;
+    const OpAttrs& a = f.attrs;
+    int64_t grp = std::max(1, a.groups);
+    int64_t out_px = ys[0] * ys[2] * ys[3];
+    int64_t in_px = xs[0] * xs[2] * xs[3];
+    int64_t kc = xs[1] / grp * a.kernel_h * a.kernel_w;
+    int64_t co = ys[1] / grp;
+    OpNeeds n = of(Role::mxu);
+    n.gemm_repeats = grp;
+    if (which == 0) {
+      n.gemm = {out_px, kc, co};
+    } else if (which == 1) {
+      // dX[in_px, cin] = dY (*) W^T: same MACs as forward, contraction co*kh*kw/stride^2.
+      int64_t cin = xs[1] / grp;
+      int64_t l = ceil_div(out_px * kc * co, in_px * cin);
+      n.gemm = {in_px, std::max<int64_t>(1, l), cin};
+    } else {
+      // dW[kc, co] = im2col(X)^T [kc, out_px] x dY [out_px, co]: contraction over pixels.
+      n.gemm = {kc, out_px, co};
+      n.chunk_contraction = true;
+    }
+    return n;
+  }
+  // LSTM: per timestep one [batch, in+hidden] x [in+hidden, 4h] GEMM, serial in time.
+  static OpNeeds lstm(const OpGraph& g, const OpNode& f, int passes) {
+    const Shape& xs = g.tensor(f.inputs[0]).desc.shape;
+    OpNeeds n = of(Role::mxu);
+    n.gemm = {xs[0], f.attrs.input_size + f.attrs.hidden, 4 * f.attrs.hidden};
+    n.gemm_repeats = f.attrs.seq_len * passes;
+    return n;
+  }
+};
+
+bool is_weight_like(TensorRole r) { return r == TensorRole::weight || r == TensorRole::optimizer_state; }
+
+// TPU memory layout: the two minor dimensions of every array are tiled to the vector
+// register shape (sublanes x lanes = 8 x 128), so a feature dimension that is not a multiple
+// of 128 and a batch that is not a multiple of 8 are padded in HBM, in VMEM and on the vector
+// unit (Cloud TPU performance guide, "Tensor dimensions": feature dimensions are padded to
+// multiples of 128, batch to multiples of 8). Images are NCHW in the graph; on the TPU the
+// channels are the lane (minor) dimension and the batch the sublane dimension.
+double layout_padding(const TensorDesc& d, bool is_weight, int sublanes, int lanes) {
+  const Shape& s = d.shape;
+  if (s.empty()) return 1.0;
+  auto pad = [](int64_t x, int64_t to) { return static_cast<double>(ceil_div(x, to) * to) / static_cast<double>(x); };
+  if (s.size() == 1) return s[0] > 0 ? pad(s[0], lanes) : 1.0;
+  // Activations: features on lanes, batch on sublanes. Conv weights [Cout, Cin, kh, kw] are
+  // laid out [kh, kw, Cin, Cout]: Cout on lanes, Cin on sublanes.
+  int64_t lane_dim = s.size() == 4 ? (is_weight ? s[0] : s[1]) : s.back();
+  int64_t sub_dim = s.size() == 4 && is_weight ? s[1] : s[0];
+  if (lane_dim <= 0 || sub_dim <= 0) return 1.0;
+  return pad(lane_dim, lanes) * pad(sub_dim, sublanes);
+}
+
+double layout_padding(const Tensor& t, int sublanes, int lanes) {
+  bool w = t.role == TensorRole::weight || t.role == TensorRole::weight_grad || t.role == TensorRole::optimizer_state;
+  return layout_padding(t.desc, w, sublanes, lanes);
+}
+
+// Bytes of tensor t as read by op (weights in the op's compute type, as models/work.cpp
+// counts), with the layout padding above.
+double read_bytes(const OpGraph& g, const OpNode& op, int t, const TpuSpec& s) {
+  const Tensor& tt = g.tensor(t);
+  if (tt.is_view) return 0;
+  double pad = layout_padding(tt, s.vector_sublanes, s.vector_lanes);
+  if (tt.role == TensorRole::weight && op.phase != Phase::update)
+    return static_cast<double>(tt.desc.numel() * dtype_bytes(op.compute_dtype)) * pad;
+  return static_cast<double>(tt.desc.bytes()) * pad;
+}
+
+double padded_bytes(const OpGraph& g, int t, const TpuSpec& s) {
+  const Tensor& tt = g.tensor(t);
+  return static_cast<double>(tt.desc.bytes()) * layout_padding(tt, s.vector_sublanes, s.vector_lanes);
+}
+
+// Vector work of an op runs on padded vregs too: scale by its largest tensor's padding.
+double op_padding(const OpGraph& g, const OpNode& op, const TpuSpec& s) {
+  int biggest = -1;
+  for (int t : op.outputs)
+    if (biggest < 0 || g.tensor(t).desc.numel() > g.tensor(biggest).desc.numel()) biggest = t;
+  for (int t : op.inputs)
+    if (biggest < 0 || g.tensor(t).desc.numel() > g.tensor(biggest).desc.numel()) biggest = t;
+  return biggest < 0 ? 1.0 : layout_padding(g.tensor(biggest), s.vector_sublanes, s.vector_lanes);
+}
+
+// A view's storage is its source's: follow reshapes back to the tensor that owns the bytes.
+int storage_of(const OpGraph& g, int t) {
+  for (int guard = 0; guard < 64 && g.tensor(t).is_view && g.tensor(t).producer >= 0; ++guard) {
+    const OpNode& p = g.op(g.tensor(t).producer);
+    if (p.inputs.empty()) break;
+    t = p.inputs[0];
+  }
+  return t;
+}
+
+struct Group {
+  int anchor = -1;
+  Role role = Role::free;
+  std::vector<int> members;
+  OpNeeds needs;
+};
+
+}  // namespace
+
+Program lower_step(const OpGraph& g, const TpuSpec& s, const LoweringOptions& o) {
+  Classifier cls;
+  std::vector<int> order = g.schedule();
+
+  // 1. Fusion (XLA's producer-consumer fusion): an element-wise op joins the fused op that
+  // produces its latest input; everything else starts a fused op of its own.
+  std::vector<Group> groups;
+  std::vector<int> group_of(static_cast<size_t>(g.num_ops()), -1);
+  for (int op : order) {
+    OpNeeds n = cls.visit(g, op);
+    if (n.role == Role::free) continue;
+    if (n.role == Role::elementwise) {
+      // Join the latest fused op that produces one of its inputs: every other input was
+      // produced earlier, so the fused op can still run at that point (XLA fuses by data
+      // dependence, not by the order the graph lists ops in).
+      int target = -1;
+      for (int t : g.op(op).inputs) {
+        int p = g.tensor(storage_of(g, t)).producer;
+        if (p >= 0) target = std::max(target, group_of[static_cast<size_t>(p)]);
+      }
+      if (target >= 0) {
+        Group& into = groups[static_cast<size_t>(target)];
+        if (into.role == Role::mxu || into.role == Role::vector || into.role == Role::elementwise) {
+          into.members.push_back(op);
+          group_of[static_cast<size_t>(op)] = target;
+          continue;
+        }
+      }
+    }
+    Group gr;
+    gr.anchor = op;
+    gr.role = n.role;
+    gr.members = {op};
+    gr.needs = n;
+    groups.push_back(gr);
+    group_of[static_cast<size_t>(op)] = static_cast<int>(groups.size()) - 1;
+  }
+
+  Program prog;
+  const double cyc = s.cycle_s();
+  const double vec_ops_per_cycle = static_cast<double>(s.vector_lanes) * s.vector_sublanes * s.vector_alus;
+  const double vmem_half = static_cast<double>(s.vector_memory_bytes) / 2;  // double buffering
+  std::map<int, int> ready_task;  // storage tensor -> task after which it is in HBM
+  std::vector<int> recent_stores;  // store task of each chunk, for the double-buffer window
+  int barrier = -1;                // last synchronous all-reduce: later ops start after it
+
+  auto add_task = [&](Task t) {
+    prog.tasks.push_back(std::move(t));
+    return static_cast<int>(prog.tasks.size()) - 1;
+  };
+
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
+    const Group& gr = groups[gi];
+    const OpNode& anchor = g.op(gr.anchor);
+    FusedOp fo;
+    fo.name = anchor.name;
+    fo.kind = op_kind_name(anchor.kind);
+    int op_index = static_cast<int>(prog.ops.size());
+
+    // External reads (once per tensor) and the outputs someone outside the group needs.
+    std::set<int> member_set(gr.members.begin(), gr.members.end());
+    std::map<int, double> reads;  // storage tensor -> bytes
+    double weight_bytes = 0, act_read = 0, write_bytes = 0, vec_flops = 0, transc = 0;
+    std::vector<int> written;
+    for (int m : gr.members) {
+      const OpNode& mo = g.op(m);
+      double pad = op_padding(g, mo, s);
+      vec_flops += (m == gr.anchor && gr.role == Role::mxu) ? 0 : mo.work.flops * pad;
+      transc += mo.work.transcendentals * pad;
+      for (int t : mo.inputs) {
+        int st = storage_of(g, t);
+        int p = g.tensor(st).producer;
+        if (p >= 0 && member_set.count(p)) continue;
+        if (reads.count(st)) continue;
+        double b = read_bytes(g, mo, t, s);
+        reads[st] = b;
+        if (is_weight_like(g.tensor(st).role)) weight_bytes += b; else act_read += b;
+      }
+      for (int t : mo.outputs) {
+        if (g.tensor(t).is_view) continue;
+        bool external = g.consumers(t).empty();
+        for (int c : g.consumers(t)) {
+          // Consumers through views count as the view's consumers.
+          if (!member_set.count(c)) external = true;
+        }
+        if (external) {
+          write_bytes += padded_bytes(g, t, s);
+          written.push_back(t);
+        }
+      }
+    }
+    act_read *= gr.needs.hbm_passes;
+
+    if (gr.role == Role::infeed) {
+      Task t;
+      t.unit = Unit::infeed;
+      t.op = op_index;
+      int id = add_task(t);
+      for (int out : anchor.outputs) {
+        ready_task[out] = id;
+        if (o.real_data) prog.infeed_bytes += g.tensor(out).desc.bytes();
+      }
+      prog.ops.push_back(fo);
+      continue;
+    }
+
+    std::vector<int> deps;
+    for (const auto& [st, b] : reads) {
+      auto it = ready_task.find(st);
+      if (it != ready_task.end()) deps.push_back(it->second);
+    }
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+
+    if (gr.role == Role::ici) {
+      Task t;
+      t.unit = Unit::ici;
+      t.bytes = write_bytes;  // the reduced gradient, same size as the local one
+      t.deps = deps;
+      t.op = op_index;
+      // Synchronous collectives (XLA of 2018 ran cross-replica-sum as an ordinary op in the
+      // core's program): the all-reduce starts after the op before it and the next op waits.
+      if (!s.collectives_async && !recent_stores.empty()) t.deps.push_back(recent_stores.back());
+      int id = add_task(t);
+      if (!s.collectives_async) barrier = id;
+      for (int out : written) ready_task[out] = id;
+      prog.ici_bytes += t.bytes;
+      fo.hbm_bytes = 0;
+      prog.ops.push_back(fo);
+      continue;
+    }
+
+    // 2. Chunking to VMEM: activations (and weights that do not stay resident) are split into
+    // chunks of at most half the vector memory, so chunk i+1 loads while chunk i computes.
+    bool weights_resident = weight_bytes <= vmem_half / 2;
+    double stream_bytes = act_read + write_bytes + (weights_resident ? 0 : weight_bytes);
+    int64_t chunks = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(stream_bytes / vmem_half)));
+    if (gr.role == Role::mxu) {
+      int64_t dim = gr.needs.chunk_contraction ? gr.needs.gemm.l : gr.needs.gemm.p;
+      chunks = std::min(chunks, std::max<int64_t>(1, dim));
+    }
+    fo.chunks = static_cast<int>(chunks);
+
+    double mxu_s_per_chunk = 0, acc_ops = 0;
+    if (gr.role == Role::mxu) {
+      GemmShape c = gr.needs.gemm;
+      if (gr.needs.chunk_contraction) c.l = ceil_div(c.l, chunks); else c.p = ceil_div(c.p, chunks);
+      int64_t cycles = best_gemm_cycles(c, s.mxu_rows, s.mxu_cols, s.mxu_count) * gr.needs.gemm_repeats;
+      mxu_s_per_chunk = static_cast<double>(cycles) * cyc;
+      // Partial sums of each further K tile are added on the vector unit (one op per output).
+      double k_tiles = static_cast<double>(ceil_div(gr.needs.gemm.l, s.mxu_rows));
+      acc_ops = static_cast<double>(gr.needs.gemm.p) * gr.needs.gemm.q * gr.needs.gemm_repeats * k_tiles;
+      fo.flops = anchor.work.flops;
+      prog.mxu_flops += anchor.work.flops;
+    }
+    double vec_s_total = ((vec_flops + acc_ops) / vec_ops_per_cycle + transc / s.transcendental_per_cycle) * cyc;
+    if (gr.role == Role::copy) vec_s_total = 0;
+    double load_total = act_read + weight_bytes * (weights_resident ? 1.0 : static_cast<double>(chunks));
+    fo.hbm_bytes = load_total + write_bytes;
+    prog.hbm_bytes += fo.hbm_bytes;
+    double overhead_s = s.op_overhead_us * 1e-6;
+
+    int last_store = -1;
+    for (int64_t c = 0; c < chunks; ++c) {
+      Task ld;
+      ld.unit = Unit::dma_in;
+      ld.op = op_index;
+      ld.bytes = act_read / chunks + (weights_resident ? (c == 0 ? weight_bytes : 0) : weight_bytes);
+      ld.deps = deps;
+      if (recent_stores.size() >= 2) ld.deps.push_back(recent_stores[recent_stores.size() - 2]);
+      if (barrier >= 0) ld.deps.push_back(barrier);
+      int prev = add_task(ld);
+      if (gr.role == Role::mxu) {
+        Task m;
+        m.unit = Unit::mxu;
+        m.op = op_index;
+        m.seconds = mxu_s_per_chunk + (c == 0 ? overhead_s : 0);
+        m.deps = {prev};
+        prev = add_task(m);
+      }
+      if (gr.role != Role::copy) {
+        Task v;
+        v.unit = Unit::vector;
+        v.op = op_index;
+        v.seconds = vec_s_total / chunks + (c == 0 && gr.role != Role::mxu ? overhead_s : 0);
+        v.deps = {prev};
+        prev = add_task(v);
+      }
+      Task st;
+      st.unit = Unit::dma_out;
+      st.op = op_index;
+      st.bytes = write_bytes / chunks;
+      st.deps = {prev};
+      last_store = add_task(st);
+      recent_stores.push_back(last_store);
+    }
+    for (int t : written) ready_task[t] = last_store;
+    prog.ops.push_back(fo);
+  }
+  return prog;
+}
+
+}  // namespace xpusim::tpu

@@ -1,0 +1,18 @@
+// Lowering of a per-core training-step graph (models/graph.hpp) to the TPU program
+// (program.hpp): XLA-style fusion of element-wise ops into their producer, convolutions as
+// implicit GEMMs tiled to the MXU, every fused op split into VMEM-sized chunks whose DMA is
+// double-buffered against compute, gradient all-reduce on ICI, the input batch on infeed.
+#pragma once
+#include "models/graph.hpp"
+#include "sim/tpu/program.hpp"
+#include "sim/tpu/tpu_spec.hpp"
+
+namespace xpusim::tpu {
+
+struct LoweringOptions {
+  bool real_data = false;   // the Input op waits for the host infeed queue
+};
+
+Program lower_step(const OpGraph& g, const TpuSpec& spec, const LoweringOptions& o);
+
+}  // namespace xpusim::tpu

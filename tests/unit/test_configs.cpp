@@ -1,0 +1,34 @@
+// Every shipped config parses: systems, datasets and models (a YAML slip in one file would
+// otherwise surface only when a command happens to read it).
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "models/zoo.hpp"
+#include "sim/platform_spec.hpp"
+
+using namespace xpusim;
+
+TEST_CASE("every system YAML parses and names a default device it can hold", "[configs]") {
+  namespace fs = std::filesystem;
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(fs::path(config_dir()) / "systems")) {
+    if (e.path().extension() != ".yaml") continue;
+    INFO(e.path().string());
+    SystemSpec s = load_system_spec(e.path().string());
+    CHECK(s.name == e.path().stem().string());
+    CHECK(std::find(s.devices.begin(), s.devices.end(), s.default_device) != s.devices.end());
+    CHECK(s.devices_per_host <= s.max_devices);
+    ++n;
+  }
+  CHECK(n >= 14);
+}
+
+TEST_CASE("the dataset catalog parses and covers every zoo model's dataset", "[configs]") {
+  auto ds = load_datasets();
+  CHECK(ds.at("imagenet").train_examples == 1281167);
+  for (const auto& m : load_zoo()) {
+    INFO(m.name << " trains on " << m.dataset);
+    CHECK(ds.count(m.dataset) == 1);
+  }
+}

@@ -1,0 +1,200 @@
+// Studies: loading, sweep expansion, bad input with file:line, and a compare run whose
+// throughput comes from a fake engine (the real engines are not needed here).
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "common/error.hpp"
+#include "costmodel/compare.hpp"
+#include "models/zoo.hpp"
+
+using namespace xpusim;
+using namespace xpusim::cost;
+
+namespace {
+std::string data(const std::string& f) { return std::string(XPUSIM_TEST_DATA_DIR) + "/costmodel/" + f; }
+
+std::string write_study(const std::string& name, const std::string& text) {
+  std::string path = "/tmp/xpusim_test_study_" + name + ".yaml";
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string load_error(const std::string& path) {
+  try {
+    load_study(path);
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const std::string kTarget =
+    "targets:\n  - {model: resnet50, dataset: imagenet, accuracy: 0.757}\n";
+const std::string kOption =
+    "  - {label: a, device: tpu_v2, count: 8, precision: bf16, batch: 128, offer: gcp_2018/cloud_tpu_v2-8,\n"
+    "     throughput: 1000, throughput_source: test}\n";
+}  // namespace
+
+TEST_CASE("a sweep expands batch x overrides into options", "[costmodel][study]") {
+  Study s = load_study(data("sweep_study.yaml"));
+  REQUIRE(s.options.size() == 5);
+  CHECK(s.options[1].label == "tpu/batch=128/mxu_mhz=700");
+  CHECK(s.options[4].label == "tpu/batch=512/mxu_mhz=940");
+  CHECK(s.options[4].batch_per_device == 512);
+  REQUIRE(s.options[4].overrides.size() == 1);
+  CHECK(s.options[4].overrides[0] == "mxu_mhz=940");
+  CHECK(s.options[2].source == ThroughputSource::predict);  // from defaults
+}
+
+TEST_CASE("compare: fake engine throughputs, failures stay on their row", "[costmodel][study]") {
+  Study s = load_study(data("sweep_study.yaml"));
+  int calls = 0;
+  ThroughputFn fake = [&](const PredictRequest& r) {
+    ++calls;
+    // The overrides reach the engine; pretend 940 MHz does not exist.
+    for (const auto& o : r.placement.overrides)
+      if (o == "mxu_mhz=940") throw UnavailableError("fake engine: no such clock");
+    StepReport rep;
+    rep.global_batch = r.batch_per_device * r.placement.count;
+    rep.throughput_samples_per_s = 100.0 * double(r.batch_per_device);  // 12800 or 51200
+    return rep;
+  };
+  CompareResult r = run_study(s, fake);
+  REQUIRE(r.rows.size() == 5);
+  CHECK(calls == 4);
+  const CompareRow& given = r.rows[0];
+  CHECK(*given.throughput_samples_per_s == 2000);
+  CHECK(given.throughput_source == "given");
+  // 64 epochs x 1281167 / 2000 samples/s.
+  CHECK(*given.hours_to_target == Approx(64 * 1281167.0 / 2000 / 3600));
+  const CompareRow& b128 = r.rows[1];
+  CHECK(*b128.throughput_samples_per_s == 12800);
+  CHECK(*b128.epochs_to_target == Approx(64));                     // the curve's own batch (1024)
+  const CompareRow& b512 = r.rows[3];
+  CHECK(b512.global_batch == 4096);
+  // McCandlish: 64 x (1 + 4096/20000) / (1 + 1024/20000) epochs, but 4x the throughput.
+  CHECK(*b512.epochs_to_target == Approx(64 * (1 + 4096 / 20000.0) / (1 + 1024 / 20000.0)));
+  CHECK(*b512.epochs_to_target > *b128.epochs_to_target);
+  CHECK(*b512.hours_to_target < *b128.hours_to_target);
+  // The failed prediction is reported on its row; its neighbours computed.
+  const CompareRow& bad = r.rows[4];
+  CHECK_FALSE(bad.throughput_samples_per_s.has_value());
+  CHECK(bad.error.find("prediction failed: fake engine: no such clock") != std::string::npos);
+  CHECK(bad.price_usd_per_h.has_value());
+  // JSON carries the stable field names and nulls for what is unknown.
+  auto j = r.to_json();
+  CHECK(j["rows"][4]["throughput_samples_per_s"].is_null());
+  CHECK(j["rows"][0]["cost_to_target_usd"].get<double>() > 0);
+  CHECK(j["rows"][0].contains("energy_kwh"));
+  // The chart names every row.
+  std::string svg = compare_chart_svg(r);
+  CHECK(svg.find("<svg") == 0);
+  CHECK(svg.find("tpu/batch=512/mxu_mhz=940") != std::string::npos);
+}
+
+TEST_CASE("a missing engine fails on the row, not the study", "[costmodel][study]") {
+  // predict() with an engine that is not registered throws, as it does for tpu_systemc in a
+  // build without that engine; the rows say why and the given-throughput row still computes.
+  Study s = load_study(data("sweep_study.yaml"));
+  CompareResult r = run_study(s, [](const PredictRequest& req) {
+    PredictRequest q = req;
+    q.engine = "no_such_engine";
+    return predict(q);
+  });
+  REQUIRE(r.rows.size() == 5);
+  CHECK(r.rows[0].cost_to_target_usd.has_value());
+  for (size_t i = 1; i < r.rows.size(); ++i) {
+    CHECK_FALSE(r.rows[i].throughput_samples_per_s.has_value());
+    CHECK(r.rows[i].error.find("prediction failed: unknown engine 'no_such_engine'") == 0);
+  }
+}
+
+TEST_CASE("bad studies fail with file:line: key", "[costmodel][study]") {
+  std::string e = load_error(write_study("dev", kTarget + "options:\n" +
+      "  - {label: a, device: tpu_v9, offer: gcp_2018/cloud_tpu_v2-8, batch: 1, throughput: predict}\n"));
+  CHECK(e.find("xpusim_test_study_dev.yaml:4: options.device: unknown device 'tpu_v9'") != std::string::npos);
+
+  e = load_error(write_study("offer", kTarget + "options:\n" +
+      "  - {label: a, device: tpu_v2, offer: gcp_2018/nope, batch: 1, throughput: predict}\n"));
+  CHECK(e.find(":4: options.offer: unknown price offer 'gcp_2018/nope'") != std::string::npos);
+
+  e = load_error(write_study("tier", kTarget + "options:\n" +
+      "  - {label: a, device: v100_sxm2_16gb, offer: aws_2018/p3.8xlarge, pricing: reserved_3y, batch: 1,\n"
+      "     throughput: predict}\n"));
+  CHECK(e.find("options.pricing: offer 'aws_2018/p3.8xlarge' has no reserved_3y price (it has: on_demand, reserved_1y)") !=
+        std::string::npos);
+
+  e = load_error(write_study("model", "targets:\n  - {model: resnet5000, dataset: imagenet, epochs: 1}\noptions:\n" + kOption));
+  CHECK(e.find(":2: targets.model: unknown model 'resnet5000'") != std::string::npos);
+
+  e = load_error(write_study("acc", "targets:\n  - {model: resnet50, dataset: imagenet,\n     accuracy: 0.80}\noptions:\n" + kOption));
+  CHECK(e.find(":3: targets.accuracy: target 0.8 is never reached") != std::string::npos);
+  CHECK(e.find("best accuracy known is 0.764") != std::string::npos);
+
+  e = load_error(write_study("pct", "targets:\n  - {model: resnet50, dataset: imagenet, accuracy: 75.7}\noptions:\n" + kOption));
+  CHECK(e.find("targets.accuracy: is a fraction") != std::string::npos);
+
+  e = load_error(write_study("wrongdev", kTarget + "options:\n" +
+      "  - {label: a, device: v100_sxm2_16gb, offer: gcp_2018/cloud_tpu_v2-8, batch: 1, throughput: predict}\n"));
+  CHECK(e.find("options.offer: offer 'gcp_2018/cloud_tpu_v2-8' holds tpu_v2, not v100_sxm2_16gb") != std::string::npos);
+
+  e = load_error(write_study("src", kTarget + "options:\n" +
+      "  - {label: a, device: tpu_v2, offer: gcp_2018/cloud_tpu_v2-8, batch: 1, throughput: 12}\n"));
+  CHECK(e.find("options.throughput_source: a given throughput needs its source") != std::string::npos);
+
+  e = load_error(write_study("typo", kTarget + "options:\n" +
+      "  - {label: a, device: tpu_v2, offer: gcp_2018/cloud_tpu_v2-8, batch: 1, throughput: predict, bacth: 3}\n"));
+  CHECK(e.find("options.bacth: unknown key") != std::string::npos);
+
+  e = load_error(write_study("dup", kTarget + "options:\n" + kOption + kOption));
+  CHECK(e.find("duplicate option label 'a'") != std::string::npos);
+}
+
+TEST_CASE("owned hardware: amortised cost, energy and break-even against renting", "[costmodel][study]") {
+  Study s = load_study(data("buy_vs_rent.yaml"));
+  CompareResult r = run_study(s);
+  REQUIRE(r.rows.size() == 2);
+  const CompareRow& own = r.rows[0];
+  const CompareRow& rent = r.rows[1];
+  // Batch 128 against the curve's 1024 with B_noise 20000 (McCandlish et al. 2018).
+  double epochs = 84 * (1 + 128 / 20000.0) / (1 + 1024 / 20000.0);
+  CHECK(*own.epochs_to_target == Approx(epochs));
+  double own_s = epochs * 1281167 / 400, rent_s = epochs * 1281167 / 800;
+  CHECK(*own.hours_to_target == Approx(own_s / 3600));
+  // Owned: $2499 over 3 years of 8766 h, + 280 W at $0.13/kWh; billed per second.
+  double own_rate = 2499 / (3 * 8766.0) + 0.28 * 0.13;
+  CHECK(*own.price_usd_per_h == Approx(own_rate));
+  CHECK(*own.cost_to_target_usd == Approx(own_rate * own_s / 3600).epsilon(1e-4));
+  CHECK(*own.energy_kwh == Approx(0.28 * own_s / 3600));
+  CHECK(*rent.cost_to_target_usd == Approx(3.06 * rent_s / 3600).epsilon(1e-4));
+  // Buying pays off after purchase / (rented $ per run - owned electricity per run) runs.
+  double runs = 2499 / (3.06 * rent_s / 3600 - 0.28 * own_s / 3600 * 0.13);
+  CHECK(*own.breakeven_runs == Approx(runs).epsilon(1e-4));
+  CHECK_FALSE(rent.breakeven_runs.has_value());
+}
+
+TEST_CASE("price catalog errors carry file:line", "[costmodel]") {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / "xpusim_test_pricing";
+  fs::create_directories(dir);
+  std::ofstream(dir / "a.yaml") << "catalog: c\nprovider: p\ndate: 2020\nsource: s\noffers:\n"
+                                   "  - {name: x, on_demand_usd_per_h: 1}\n"
+                                   "  - {name: x, on_demand_usd_per_h: 2}\n";
+  try {
+    load_price_catalog(dir.string());
+    FAIL("expected an error");
+  } catch (const UserError& e) {
+    CHECK(std::string(e.what()).find("a.yaml:7: name: duplicate offer id 'c/x'") != std::string::npos);
+  }
+  std::ofstream(dir / "a.yaml") << "catalog: c\nprovider: p\ndate: 2020\nsource: s\noffers:\n"
+                                   "  - {name: x, on_demand_usd_per_h: -1}\n";
+  try {
+    load_price_catalog(dir.string());
+    FAIL("expected an error");
+  } catch (const UserError& e) {
+    CHECK(std::string(e.what()).find("a.yaml:6: offers.on_demand_usd_per_h: must be >= 0") != std::string::npos);
+  }
+  fs::remove_all(dir);
+}
