@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "common/error.hpp"
 #include "validation/calibrate.hpp"
+#include "validation/graph_cache.hpp"
 
 namespace xpusim::cli {
 
@@ -44,6 +45,7 @@ void register_calibrate(CLI::App& app) {
     o.base_overrides = a->overrides;
     o.max_evaluations = a->max_evaluations;
     o.progress = true;
+    o.predict = graph_caching_predictor();  // a fit predicts each row hundreds of times
     FitResult fit = fit_device(rows, o);
     std::vector<LeaveOneOut> loo;
     if (!a->leave_one_out.empty()) loo = leave_one_model_out(rows, o);

@@ -1,7 +1,7 @@
 // The narrow interface through which validation reaches the cost model (prices and
-// accuracy curves live there, not here). The lead wires these callbacks to costmodel/ after
-// merging; while a callback is empty, rows whose metric needs it are skipped with the reason
-// "cost model not linked". A callback throws UserError/UnavailableError to skip one row with
+// accuracy curves live there, not here). validation/cost_link.cpp implements it on
+// costmodel/; while a callback is empty (tests, other front ends), rows whose metric needs
+// it are skipped with the reason "cost model not linked". A callback throws UserError/UnavailableError to skip one row with
 // its message as the reason (e.g. "no price for device x on system y").
 #pragma once
 #include <functional>
