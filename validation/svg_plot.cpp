@@ -117,8 +117,13 @@ std::string palette_colour(size_t i) {
   return p[i % 8];
 }
 
-std::string svg_xy_chart(const SvgChart& c, const std::vector<SvgSeries>& series) {
+std::string svg_xy_chart(const SvgChart& chart, const std::vector<SvgSeries>& series) {
+  // The legend sits right of the plot; widen the picture (not shrink the plot) for long labels.
+  size_t longest = 0;
+  for (const auto& se : series) longest = std::max(longest, se.label.size());
+  SvgChart c = chart;
   const double l = 70, t = 28, r = c.width - 170.0, b = c.height - 44.0;
+  c.width = std::max(c.width, static_cast<int>(r + 40 + 6.5 * static_cast<double>(longest)));
   double xmn = std::numeric_limits<double>::infinity(), xmx = -xmn, ymn = xmn, ymx = -xmn;
   auto ok = [&](double x, double y) { return std::isfinite(x) && std::isfinite(y) && (!c.log_x || x > 0) && (!c.log_y || y > 0); };
   for (const auto& s : series)
