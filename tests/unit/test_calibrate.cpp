@@ -8,6 +8,7 @@
 #include <fstream>
 #include <limits>
 #include <regex>
+#include <sstream>
 
 #include "common/error.hpp"
 #include "tests/unit/validation_fixture.hpp"
@@ -132,6 +133,17 @@ TEST_CASE("calibrate: overlay YAML round-trips into validation", "[validation][c
   vo.overrides[ov.device] = ov.overrides;
   auto r = validate_rows(rows, vo);
   CHECK(*r.mape_pct < 0.1);
+  // JSON carries the fitted values and before/after errors under stable names.
+  auto j = calibration_json(fit, nullptr);
+  CHECK(j["device"] == "fake_gpu");
+  CHECK(j["params"][0]["key"] == "compute_efficiency");
+  CHECK(j["params"][0]["fitted"].get<double>() == Approx(0.37).epsilon(1e-3));
+  CHECK(j["rows_used"] == 8);
+  CHECK(j["mape_pct_after"].get<double>() < 0.1);
+  CHECK_FALSE(j.contains("leave_one_out"));
+  std::ostringstream csv;
+  print_calibration(csv, fit, nullptr, OutputFormat::csv);
+  CHECK(csv.str().rfind("section,key,value\n", 0) == 0);
   std::ofstream(path) << "device: fake_gpu\nfitted:\n  compute_efficiency: -1\n";
   CHECK_THROWS_WITH(load_calibration_overlay(path.string()), Catch::Contains("overlay.yaml:3: fitted.compute_efficiency: must be > 0"));
 }
