@@ -73,6 +73,7 @@ std::vector<ReferenceRow> measure_rows(const MeasureOptions& o) {
   long long done = 0;
   for (const auto& c : o.cases) {
     ReferenceRow r;
+    r.line = static_cast<int>(out.size()) + 2;  // its line in the CSV these rows are written to
     r.source = "xpusim validate --measure " + o.backend + ", " + o.date + ", xpusim " + XPUSIM_VERSION;
     r.device = o.device;
     r.num_devices = count;
