@@ -8,6 +8,8 @@ void register_all(CLI::App& app) {
   register_backends(app);
   register_predict(app);
   register_run(app);
+  register_validate(app);
+  register_calibrate(app);
   register_systolic(app);
   register_compare(app);
 }

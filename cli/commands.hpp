@@ -15,6 +15,8 @@ void register_graph(CLI::App& app);
 void register_backends(CLI::App& app);
 void register_predict(CLI::App& app);
 void register_run(CLI::App& app);
+void register_validate(CLI::App& app);
+void register_calibrate(CLI::App& app);
 void register_systolic(CLI::App& app);
 void register_compare(CLI::App& app);
 

@@ -1,0 +1,61 @@
+// `xpusim calibrate`: fit a device's declared efficiency constants (`calibrate:` in its YAML)
+// to its rows of a reference CSV, write the YAML overlay, and optionally report the error
+// on each model when that model was left out of the fit.
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.hpp"
+#include "common/error.hpp"
+#include "validation/calibrate.hpp"
+#include "validation/graph_cache.hpp"
+
+namespace xpusim::cli {
+
+namespace {
+struct CalibrateArgs {
+  std::string reference, device, leave_one_out, out, format;
+  std::vector<std::string> overrides;
+  int max_evaluations = 300;
+};
+}  // namespace
+
+void register_calibrate(CLI::App& app) {
+  auto a = std::make_shared<CalibrateArgs>();
+  auto* cmd = app.add_subcommand("calibrate", "fit a device's efficiency constants to reference rows (least squares on log error)");
+  cmd->add_option("--reference", a->reference, "reference CSV")->required();
+  cmd->add_option("--device", a->device, "device whose `calibrate:` constants are fitted")->required();
+  cmd->add_option("--leave-one-out", a->leave_one_out, "model: refit without each model and report its error");
+  cmd->add_option("--out", a->out, "write the fitted values as a YAML overlay (xpusim validate --calibration)");
+  cmd->add_option("--set", a->overrides, "override a device YAML field before fitting, KEY=VALUE (repeatable)");
+  cmd->add_option("--max-evaluations", a->max_evaluations, "objective evaluations per fit")->capture_default_str();
+  add_format_option(*cmd, a->format, "table|json|csv", "table");
+  cmd->callback([a] {
+    using namespace validation;
+    OutputFormat f = parse_output_format(a->format, {OutputFormat::table, OutputFormat::json, OutputFormat::csv});
+    if (!a->leave_one_out.empty() && a->leave_one_out != "model")
+      throw UserError("--leave-one-out: '" + a->leave_one_out + "' is not supported (model)");
+    if (a->max_evaluations < 1) throw UserError("--max-evaluations: must be >= 1");
+    std::vector<ReferenceRow> rows = fit_rows(read_reference_csv(a->reference), a->device);
+    if (rows.empty())
+      throw UserError("--device: no row of '" + a->device + "' in " + a->reference +
+                      " has a fit metric (train_throughput, epoch_seconds_median_after_first, first_epoch_seconds)");
+    CalibrateOptions o;
+    o.device = a->device;
+    o.base_overrides = a->overrides;
+    o.max_evaluations = a->max_evaluations;
+    o.progress = true;
+    o.predict = graph_caching_predictor();  // a fit predicts each row hundreds of times
+    FitResult fit = fit_device(rows, o);
+    std::vector<LeaveOneOut> loo;
+    if (!a->leave_one_out.empty()) loo = leave_one_model_out(rows, o);
+    if (!a->out.empty()) {
+      std::ofstream os(a->out);
+      if (!os) throw UserError("--out: cannot write '" + a->out + "'");
+      os << overlay_yaml(fit, a->reference);
+    }
+    print_calibration(std::cout, fit, a->leave_one_out.empty() ? nullptr : &loo, f);
+  });
+}
+
+}  // namespace xpusim::cli

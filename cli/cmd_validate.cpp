@@ -1,0 +1,109 @@
+// `xpusim validate`: predicted vs reference for every row of a reference CSV (or for rows
+// measured on this machine with --measure), with errors per row and MAPE per device, model
+// and metric; --report writes an HTML page with SVG plots.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.hpp"
+#include "common/error.hpp"
+#include "common/progress.hpp"
+#include "validation/calibrate.hpp"
+#include "validation/cost_link.hpp"
+#include "validation/measure.hpp"
+#include "validation/report_html.hpp"
+#include "validation/validate.hpp"
+
+namespace xpusim::cli {
+
+namespace {
+struct ValidateArgs {
+  std::string reference;
+  std::string format;
+  std::string report;
+  std::string measure;
+  std::string measure_cases;
+  std::string measure_out;
+  std::string measure_device;
+  int measure_steps = 5;
+  int measure_warmup = 2;
+  int threads = 0;
+  std::vector<std::string> calibrations;
+  std::string baseline = "k80";
+};
+}  // namespace
+
+void register_validate(CLI::App& app) {
+  auto a = std::make_shared<ValidateArgs>();
+  auto* cmd = app.add_subcommand("validate", "compare predictions with published or measured results (MAPE tables, report)");
+  cmd->add_option("--reference", a->reference, "reference CSV (format of shared/reference/published_calibration.csv)");
+  add_format_option(*cmd, a->format, "table|json|csv", "table");
+  cmd->add_option("--report", a->report, "write DIR/index.html (SVG plots) and DIR/validation.json");
+  cmd->add_option("--calibration", a->calibrations,
+                  "apply a calibration overlay written by `xpusim calibrate` to its device (repeatable)");
+  cmd->add_option("--baseline-device", a->baseline, "device of the *_relative_to_k80 baselines")->capture_default_str();
+  cmd->add_option("--measure", a->measure,
+                  "cpu|cuda: run small zoo models on this machine's backend, keep the rows, compare with the prediction");
+  cmd->add_option("--measure-cases", a->measure_cases, "model:batch,... to measure (default: the Keras examples of study 2)");
+  cmd->add_option("--measure-out", a->measure_out,
+                  "CSV for the measured rows (default: validation/measured/<backend>-<device>-<date>.csv)");
+  cmd->add_option("--measure-device", a->measure_device,
+                  "device YAML the measured rows are predicted with (default: host for cpu; required for cuda)");
+  cmd->add_option("--measure-steps", a->measure_steps, "timed steps per case")->capture_default_str();
+  cmd->add_option("--measure-warmup", a->measure_warmup, "untimed warm-up steps per case")->capture_default_str();
+  cmd->add_option("--threads", a->threads, "cpu: threads (0 = all hardware threads)")->capture_default_str();
+  cmd->callback([a] {
+    using namespace validation;
+    OutputFormat f = parse_output_format(a->format, {OutputFormat::table, OutputFormat::json, OutputFormat::csv});
+    if (a->reference.empty() == a->measure.empty())
+      throw UserError("--reference: give exactly one of --reference FILE or --measure cpu|cuda");
+    ValidateOptions vo;
+    vo.progress = true;
+    vo.cost = costmodel_hooks();  // prices and accuracy curves from configs/pricing, configs/convergence
+    vo.baseline_device = a->baseline;
+    for (const auto& path : a->calibrations) {
+      CalibrationOverlay ov = load_calibration_overlay(path);
+      auto& list = vo.overrides[ov.device];
+      list.insert(list.end(), ov.overrides.begin(), ov.overrides.end());
+    }
+    std::vector<ReferenceRow> rows;
+    std::string name = a->reference;
+    if (!a->measure.empty()) {
+      if (a->measure != "cpu" && a->measure != "cuda") throw UserError("--measure: '" + a->measure + "' is not cpu or cuda");
+      if (a->measure_steps <= 0) throw UserError("--measure-steps: must be > 0");
+      if (a->measure_warmup < 0) throw UserError("--measure-warmup: must be >= 0");
+      if (a->threads < 0) throw UserError("--threads: must be >= 0");
+      MeasureOptions mo;
+      mo.backend_version = check_backend_available(a->measure);
+      mo.backend = a->measure;
+      mo.device = a->measure_device.empty() ? (a->measure == "cpu" ? "host" : "") : a->measure_device;
+      if (mo.device.empty()) throw UserError("--measure-device: name the device YAML of this GPU (e.g. v100_sxm2_16gb)");
+      mo.setup = a->measure == "cpu" ? "host" : "";
+      mo.count = a->measure == "cpu" ? a->threads : 1;
+      mo.cases = a->measure_cases.empty() ? default_measure_cases() : parse_measure_cases(a->measure_cases, "--measure-cases");
+      mo.steps = a->measure_steps;
+      mo.warmup = a->measure_warmup;
+      mo.date = today_utc();
+      mo.progress = true;
+      rows = measure_rows(mo);
+      std::string out = a->measure_out;
+      if (out.empty())
+        out = std::string(XPUSIM_MEASURED_DIR) + "/" + a->measure + "-" + mo.device + "-" + mo.date + ".csv";
+      std::filesystem::path p(out);
+      if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
+      std::ofstream os(out);
+      if (!os) throw UserError("--measure-out: cannot write '" + out + "'");
+      write_reference_csv(os, rows);
+      std::cerr << "xpusim: measured rows written to " << out << "\n";
+      name = out;
+    } else {
+      rows = read_reference_csv(a->reference);
+    }
+    ValidationResult res = validate_rows(rows, vo, name);
+    if (!a->report.empty()) write_report(res, a->report);
+    print_validation(std::cout, res, f);
+  });
+}
+
+}  // namespace xpusim::cli

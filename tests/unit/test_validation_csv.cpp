@@ -1,0 +1,137 @@
+// Reference CSV parsing (RFC 4180 quoting, missing values, header and field errors), metric
+// names, and the error arithmetic (sign of error_pct, MAPE).
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+#include "common/error.hpp"
+#include "validation/metrics.hpp"
+#include "validation/reference_csv.hpp"
+
+using namespace xpusim;
+using namespace xpusim::validation;
+
+namespace {
+const std::string kHeader =
+    "source,device,num_devices,setup,framework,model,dataset,batch_per_device,precision,data,metric,value,unit,note\n";
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_reference_csv(text, "ref.csv");
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("csv: quoted fields keep commas, doubled quotes and newlines", "[validation][csv]") {
+  auto recs = parse_csv("a,\"b, c\",\"say \"\"hi\"\"\"\n\"multi\nline\",x,\r\nlast,,\n", "t.csv");
+  REQUIRE(recs.size() == 3);
+  CHECK(recs[0].fields == std::vector<std::string>{"a", "b, c", "say \"hi\""});
+  CHECK(recs[1].fields == std::vector<std::string>{"multi\nline", "x", ""});
+  CHECK(recs[1].line == 2);
+  CHECK(recs[2].line == 4);  // the quoted newline moved the next record down one line
+  CHECK(recs[2].fields == std::vector<std::string>{"last", "", ""});
+}
+
+TEST_CASE("csv: malformed quoting is an error with file and line", "[validation][csv]") {
+  CHECK_THROWS_WITH(parse_csv("a,\"open\nb\n", "t.csv"), Catch::Contains("t.csv:1: a quoted field is never closed"));
+  CHECK_THROWS_WITH(parse_csv("a,b\"c\n", "t.csv"), Catch::Contains("t.csv:1: column 2: a quote inside"));
+  CHECK_THROWS_WITH(parse_csv("x\n\"q\"z,1\n", "t.csv"), Catch::Contains("t.csv:2: column 1: text after a closing quote"));
+}
+
+TEST_CASE("reference csv: rows, quoted source with commas, missing values", "[validation][csv]") {
+  std::string text = kHeader +
+                     "\"Study, 2017\",p100_sxm2,8,dgx1_nvlink,tensorflow,resnet50,imagenet,64,fp32,synthetic,"
+                     "train_throughput,1734,images/s,\n"
+                     "blog,tpu_v2,,cloud_tpu_v2-8,,resnet50,imagenet,,bf16,real,cost_to_top1_0.757,,usd,\"a \"\"note\"\", here\"\n";
+  auto rows = parse_reference_csv(text, "ref.csv");
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].line == 2);
+  CHECK(rows[0].source == "Study, 2017");
+  CHECK(rows[0].num_devices == 8);
+  CHECK(rows[0].batch_per_device == 64);
+  CHECK(rows[0].value == Approx(1734));
+  CHECK(rows[1].line == 3);
+  CHECK_FALSE(rows[1].num_devices.has_value());
+  CHECK_FALSE(rows[1].batch_per_device.has_value());
+  CHECK_FALSE(rows[1].value.has_value());
+  CHECK(rows[1].framework.empty());
+  CHECK(rows[1].note == "a \"note\", here");
+}
+
+TEST_CASE("reference csv: columns may come in any order", "[validation][csv]") {
+  std::string text =
+      "metric,value,device,num_devices,setup,framework,model,dataset,batch_per_device,precision,data,unit,note,source\n"
+      "train_throughput,51.9,k80,1,gce_single_host,tensorflow,resnet50,imagenet,64,fp32,synthetic,images/s,,s\n";
+  auto rows = parse_reference_csv(text, "ref.csv");
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].device == "k80");
+  CHECK(rows[0].value == Approx(51.9));
+  CHECK(rows[0].source == "s");
+}
+
+TEST_CASE("reference csv: errors name file, line and column", "[validation][csv]") {
+  CHECK(error_of("") == "ref.csv:1: header: the file is empty (expected 14 columns: source,device,...)");
+  CHECK(error_of("source,device\n") == "ref.csv:1: num_devices: missing column in the header");
+  CHECK(error_of(kHeader.substr(0, kHeader.size() - 1) + ",extra\n") == "ref.csv:1: extra: unknown column");
+  CHECK(error_of(kHeader + "s,d,1,,f,m,ds,8,fp32,synthetic,train_throughput,12x,images/s,\n") ==
+        "ref.csv:2: value: expected a number, got '12x'");
+  CHECK(error_of(kHeader + "s,d,two,,f,m,ds,8,fp32,synthetic,train_throughput,12,images/s,\n") ==
+        "ref.csv:2: num_devices: expected an integer, got 'two'");
+  CHECK(error_of(kHeader + "s,d,1,,f,m,ds,0,fp32,synthetic,train_throughput,12,images/s,\n") ==
+        "ref.csv:2: batch_per_device: must be > 0, got 0");
+  CHECK(error_of(kHeader + "\n\ns,d,1,,f,m\n") == "ref.csv:4: row: has 6 fields, the header has 14");
+}
+
+TEST_CASE("reference csv: write then parse round-trips", "[validation][csv]") {
+  ReferenceRow r;
+  r.source = "a, \"quoted\" source";
+  r.device = "host";
+  r.num_devices = 2;
+  r.setup = "host";
+  r.framework = "xpusim-cpu";
+  r.model = "mnist_mlp";
+  r.dataset = "mnist";
+  r.batch_per_device = 128;
+  r.precision = "fp32";
+  r.data = "synthetic";
+  r.metric = "train_throughput";
+  r.value = 1234.5;
+  r.unit = "samples/s";
+  r.note = "steps=5";
+  std::ostringstream os;
+  write_reference_csv(os, {r});
+  auto back = parse_reference_csv(os.str(), "rt.csv");
+  REQUIRE(back.size() == 1);
+  CHECK(back[0].source == r.source);
+  CHECK(back[0].num_devices == 2);
+  CHECK(back[0].value == Approx(1234.5));
+  CHECK(back[0].note == "steps=5");
+}
+
+TEST_CASE("metrics: names, accuracy targets and unknown metrics", "[validation][metrics]") {
+  CHECK(parse_metric("train_throughput")->kind == MetricKind::train_throughput);
+  CHECK(parse_metric("oom")->kind == MetricKind::oom);
+  auto m = parse_metric("cost_to_top1_0.757");
+  REQUIRE(m);
+  CHECK(m->kind == MetricKind::cost_to_top1);
+  CHECK(*m->target == Approx(0.757));
+  CHECK(parse_metric("hours_to_top5_0.93")->kind == MetricKind::hours_to_top5);
+  CHECK_FALSE(parse_metric("bogus"));
+  CHECK_FALSE(parse_metric("epochs_to_top1_"));
+  CHECK_FALSE(parse_metric("epochs_to_top1_1.5"));  // accuracy above 100%
+  CHECK_FALSE(parse_metric("epochs_to_top1_abc"));
+  CHECK(needs_cost_model(MetricKind::images_per_s_per_usd_per_h));
+  CHECK_FALSE(needs_cost_model(MetricKind::time_relative_to_k80));
+}
+
+TEST_CASE("error arithmetic: sign and MAPE", "[validation][metrics]") {
+  CHECK(error_pct(110, 100) == Approx(10));   // over-prediction is positive
+  CHECK(error_pct(90, 100) == Approx(-10));
+  CHECK(error_pct(50, 200) == Approx(-75));
+  CHECK(*mape_pct({10, -10, 40}) == Approx(20));
+  CHECK(*mape_pct({-5}) == Approx(5));
+  CHECK_FALSE(mape_pct({}).has_value());
+}

@@ -1,0 +1,252 @@
+// Validation runs against the fake engine (tests/unit/validation_fixture.hpp): predicted
+// values per metric, the skip list with reasons, cost hooks, OOM agreement, measured rows,
+// determinism, and one golden run compared with tests/data/validation/golden_expected.json.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "common/error.hpp"
+#include "tests/unit/validation_fixture.hpp"
+#include "validation/measure.hpp"
+#include "validation/report_html.hpp"
+#include "validation/validate.hpp"
+
+using namespace xpusim;
+using namespace xpusim::validation;
+using xpusim::test::fake_predict;
+using xpusim::test::fake_throughput;
+
+namespace {
+const std::string kHeader =
+    "source,device,num_devices,setup,framework,model,dataset,batch_per_device,precision,data,metric,value,unit,note\n";
+
+ValidationResult run(const std::string& body, CostHooks hooks = {}) {
+  ValidateOptions o;
+  o.predict = fake_predict;
+  o.cost = std::move(hooks);
+  return validate_rows(parse_reference_csv(kHeader + body, "t.csv"), o, "t.csv");
+}
+
+const RowResult& at_line(const ValidationResult& r, int line) {
+  for (const auto& x : r.rows)
+    if (x.row.line == line) return x;
+  throw std::runtime_error("no row at line " + std::to_string(line));
+}
+
+// Subset comparison with a relative tolerance (the golden-case convention of tests/golden).
+void compare_json(const nlohmann::json& e, const nlohmann::json& a, const std::string& path, double tol) {
+  INFO(path);
+  if (e.is_number() && a.is_number()) {
+    double x = e.get<double>(), y = a.get<double>();
+    CHECK(std::fabs(x - y) <= tol * std::max(std::fabs(x), 1e-12));
+    return;
+  }
+  REQUIRE(e.type() == a.type());
+  if (e.is_object()) {
+    for (auto it = e.begin(); it != e.end(); ++it) {
+      INFO(path + "." + it.key());
+      REQUIRE(a.contains(it.key()));
+      compare_json(it.value(), a.at(it.key()), path + "." + it.key(), tol);
+    }
+  } else if (e.is_array()) {
+    REQUIRE(e.size() == a.size());
+    for (size_t i = 0; i < e.size(); ++i) compare_json(e[i], a[i], path + "[" + std::to_string(i) + "]", tol);
+  } else {
+    CHECK(e == a);
+  }
+}
+}  // namespace
+
+TEST_CASE("validate: throughput and epoch times follow the engine", "[validation][run]") {
+  test::FakeConfigDir cfg;
+  auto r = run(
+      "s,fake_gpu,1,,tf,mnist_mlp,mnist,128,fp32,synthetic,train_throughput,1000,images/s,\n"
+      "s,fake_gpu,2,,tf,mnist_mlp,mnist,128,fp32,synthetic,epoch_seconds_median_after_first,2.5,s,\n"
+      "s,fake_tpu,8,,tf,mnist_mlp,,128,bf16,synthetic,first_epoch_seconds,40,s,\n");
+  REQUIRE(r.rows_used == 3);
+  double thr1 = fake_throughput("mnist_mlp", 128, 1, 10, 0.5, 0.002);
+  double thr2 = fake_throughput("mnist_mlp", 128, 2, 10, 0.5, 0.002);
+  CHECK(*at_line(r, 2).predicted == Approx(thr1));
+  CHECK(*at_line(r, 2).error_pct == Approx(100 * (thr1 - 1000) / 1000));
+  CHECK(*at_line(r, 3).predicted == Approx(60000 / thr2));  // MNIST: 60,000 training images
+  // The empty dataset column falls back to the model's dataset; + 30 s compile time.
+  double thr_tpu = fake_throughput("mnist_mlp", 128, 8, 20, 0.6, 0.001);
+  CHECK(*at_line(r, 4).predicted == Approx(60000 / thr_tpu + 30));
+  CHECK(at_line(r, 4).engine == "fake");
+  std::vector<double> errs;
+  for (const auto& x : r.rows) errs.push_back(*x.error_pct);
+  CHECK(*r.mape_pct == Approx(*mape_pct(errs)));
+  REQUIRE(r.by_device.size() == 2);
+  CHECK(r.by_device[0].key == "fake_gpu");
+  CHECK(r.by_device[0].rows == 2);
+  CHECK(r.by_device[0].mape_pct == Approx((std::fabs(errs[0]) + std::fabs(errs[1])) / 2));
+}
+
+TEST_CASE("validate: every skipped row keeps its reason", "[validation][run]") {
+  test::FakeConfigDir cfg;
+  auto r = run(
+      "s,fake_gpu,1,,tf,mnist_mlp,mnist,128,fp32,synthetic,train_throughput,1000,images/s,\n"
+      "s,no_such_device,1,,tf,mnist_mlp,mnist,128,fp32,synthetic,train_throughput,1000,images/s,\n"
+      "s,fake_gpu,1,no_such_system,tf,mnist_mlp,mnist,128,fp32,synthetic,train_throughput,1000,images/s,\n"
+      "s,fake_gpu,1,,tf,mnist_mlp,mnist,128,fp32,synthetic,bogus_metric,1000,x,\n"
+      "s,fake_gpu,1,,tf,mnist_mlp,mnist,128,fp32,synthetic,train_throughput,,images/s,\n"
+      "s,fake_gpu,1,,tf,no_such_model,mnist,128,fp32,synthetic,train_throughput,1000,images/s,\n"
+      "s,fake_gpu,1,,tf,mnist_mlp,mnist,128,fp32,synthetic,cost_to_top1_0.75,10,usd,\n"
+      "s,fake_gpu,1,,tf,mnist_mlp,mnist,128,fp32,synthetic,images_per_s_per_usd_per_h,10,x,\n"
+      "s,broken,1,,tf,mnist_mlp,mnist,128,fp32,synthetic,train_throughput,1000,images/s,\n"
+      "s,fake_gpu,,,tf,mnist_mlp,mnist,128,fp32,synthetic,train_throughput,1000,images/s,\n"
+      "s,fake_gpu,1,,tf,mnist_mlp,mnist,128,fp7,synthetic,train_throughput,1000,images/s,\n"
+      "s,fake_gpu,1,,tf,mnist_mlp,mnist,128,fp32,synthetic,train_throughput,0,images/s,\n"
+      "s,fake_gpu,1,,tf,mnist_mlp,no_such_dataset,128,fp32,synthetic,epoch_seconds_median_after_first,3,s,\n");
+  CHECK(r.rows.size() == 13);  // nothing dropped
+  CHECK(r.rows_used == 1);
+  CHECK(r.rows_skipped == 12);
+  CHECK(at_line(r, 2).used);
+  CHECK(at_line(r, 3).reason == "unknown device 'no_such_device'");
+  CHECK(at_line(r, 4).reason == "unknown system 'no_such_system'");
+  CHECK(at_line(r, 5).reason == "unknown metric 'bogus_metric'");
+  CHECK(at_line(r, 6).reason == "value: missing");
+  CHECK(at_line(r, 7).reason == "unknown model 'no_such_model'");
+  CHECK(at_line(r, 8).reason == "cost model not linked");
+  CHECK(at_line(r, 9).reason == "cost model not linked");
+  CHECK_THAT(at_line(r, 10).reason, Catch::StartsWith("engine failed: ") && Catch::Contains("peak_tflops: must be > 0"));
+  CHECK(at_line(r, 11).reason == "num_devices: missing");
+  CHECK(at_line(r, 12).reason == "unknown precision 'fp7'");
+  CHECK(at_line(r, 13).reason == "value: must be > 0 for a relative error");
+  CHECK(at_line(r, 14).reason == "unknown dataset 'no_such_dataset'");
+  for (const auto& x : r.rows)
+    if (!x.used) CHECK_FALSE(x.predicted.has_value());
+  auto j = validation_json(r);
+  CHECK(j["summary"]["rows_skipped"] == 12);
+  CHECK(j["summary"]["skipped_reasons"]["cost model not linked"] == 2);
+  CHECK(j["rows"][1]["status"] == "skipped");
+  CHECK(j["rows"][1]["reason"] == "unknown device 'no_such_device'");
+  CHECK(j["rows"][1]["predicted"].is_null());
+}
+
+TEST_CASE("validate: oom rows compare fits_in_memory", "[validation][run]") {
+  test::FakeConfigDir cfg;
+  auto r = run(
+      "s,fake_gpu,1,,tf,mnist_mlp,mnist,1000000,fp32,synthetic,oom,1,,\n"   // does not fit in 4 GiB
+      "s,fake_gpu,1,,tf,mnist_mlp,mnist,128,fp32,synthetic,oom,1,,\n"       // fits: a mismatch
+      "s,fake_gpu,1,,tf,mnist_mlp,mnist,128,fp32,synthetic,oom,0,,\n"
+      "s,fake_gpu,1,,tf,mnist_mlp,mnist,128,fp32,synthetic,oom,2,,\n");
+  CHECK(r.oom_total == 3);
+  CHECK(r.oom_matches == 2);
+  CHECK(*at_line(r, 2).match);
+  CHECK_FALSE(*at_line(r, 3).match);
+  CHECK(*at_line(r, 3).predicted == 0);
+  CHECK(at_line(r, 5).reason == "oom: value must be 0 (fits) or 1 (out of memory)");
+  CHECK_FALSE(r.mape_pct.has_value());  // OOM rows carry no percentage error
+  auto j = validation_json(r);
+  CHECK(j["rows"][0]["match"] == true);
+  CHECK_FALSE(j["rows"][0].contains("error_pct"));
+}
+
+TEST_CASE("validate: cost metrics go through the cost hooks", "[validation][run]") {
+  test::FakeConfigDir cfg;
+  CostHooks h;
+  h.usd_per_hour = [](const ReferenceRow& row, const StepReport&) {
+    if (row.device == "fake_tpu") throw UserError("no price for fake_tpu");
+    return 1.5 * row.num_devices.value_or(1);
+  };
+  h.epochs_to_accuracy = [](const ReferenceRow&, const StepReport&, bool top5, double) { return top5 ? 30.0 : 40.0; };
+  auto r = run(
+      "s,fake_gpu,4,,tf,mnist_mlp,mnist,128,fp32,synthetic,cost_to_top1_0.75,1,usd,\n"
+      "s,fake_gpu,4,,tf,mnist_mlp,mnist,128,fp32,synthetic,hours_to_top5_0.9,1,h,\n"
+      "s,fake_gpu,4,,tf,mnist_mlp,mnist,128,fp32,synthetic,minutes_to_top1_0.75,1,min,\n"
+      "s,fake_gpu,4,,tf,mnist_mlp,mnist,128,fp32,synthetic,images_per_s_per_usd_per_h,1,x,\n"
+      "s,fake_gpu,4,,tf,mnist_mlp,mnist,128,fp32,synthetic,epochs_to_top1_0.75,40,epochs,\n"
+      "s,fake_gpu,4,,tf,mnist_mlp,mnist,128,fp32,synthetic,time_relative_to_k80,1,x,\n"
+      "s,fake_gpu,4,,tf,mnist_mlp,mnist,128,fp32,synthetic,cost_relative_to_k80,1,x,\n"
+      "s,fake_tpu,8,,tf,mnist_mlp,mnist,128,fp32,synthetic,cost_to_top1_0.75,1,usd,\n",
+      h);
+  double thr = fake_throughput("mnist_mlp", 128, 4, 10, 0.5, 0.002);
+  double k80 = fake_throughput("mnist_mlp", 128, 1, 4, 0.5, 0);
+  double epoch_s = 60000 / thr;
+  CHECK(*at_line(r, 2).predicted == Approx(40 * epoch_s / 3600 * 6.0));
+  CHECK(*at_line(r, 3).predicted == Approx(30 * epoch_s / 3600));
+  CHECK(*at_line(r, 4).predicted == Approx(40 * epoch_s / 60));
+  CHECK(*at_line(r, 5).predicted == Approx(thr / 6.0));
+  CHECK(*at_line(r, 6).predicted == Approx(40));
+  CHECK(*at_line(r, 6).error_pct == Approx(0).margin(1e-9));
+  CHECK(*at_line(r, 7).predicted == Approx(k80 / thr));
+  CHECK(*at_line(r, 8).predicted == Approx(k80 / thr * 6.0 / 1.5));
+  CHECK(at_line(r, 9).reason == "cost model: no price for fake_tpu");
+}
+
+TEST_CASE("validate: calibration overrides reach the engine", "[validation][run]") {
+  test::FakeConfigDir cfg;
+  ValidateOptions o;
+  o.predict = fake_predict;
+  o.overrides["fake_gpu"] = {"compute_efficiency=0.25"};
+  auto rows = parse_reference_csv(kHeader + "s,fake_gpu,1,,tf,mnist_mlp,mnist,128,fp32,synthetic,train_throughput,1,x,\n"
+                                            "s,fake_tpu,1,,tf,mnist_mlp,mnist,128,fp32,synthetic,train_throughput,1,x,\n",
+                                  "t.csv");
+  auto r = validate_rows(rows, o);
+  CHECK(*r.rows[0].predicted == Approx(fake_throughput("mnist_mlp", 128, 1, 10, 0.25, 0.002)));
+  CHECK(*r.rows[1].predicted == Approx(fake_throughput("mnist_mlp", 128, 1, 20, 0.6, 0.001)));  // other device untouched
+}
+
+TEST_CASE("validate: measured CPU rows are kept in the reference format", "[validation][measure]") {
+  test::FakeConfigDir cfg;
+  MeasureOptions m;
+  m.backend = "cpu";
+  m.device = "host";
+  m.setup = "host";
+  m.count = 2;
+  m.cases = parse_measure_cases("mnist_mlp:64,imdb_fasttext:32", "--measure-cases");
+  m.date = "2026-01-02";
+  m.predict = fake_predict;
+  auto rows = measure_rows(m);
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].device == "host");
+  CHECK(rows[0].num_devices == 2);
+  CHECK(rows[0].dataset == "mnist");
+  CHECK_THAT(rows[0].source, Catch::Contains("2026-01-02") && Catch::Contains("xpusim"));
+  CHECK_THAT(rows[0].note, Catch::Contains("library_version=fake-1.0"));
+  CHECK(*rows[0].value == Approx(fake_throughput("mnist_mlp", 64, 2, 0.1, 0.5, 0)));
+  CHECK_FALSE(rows[1].value.has_value());
+  CHECK_THAT(rows[1].note, Catch::Contains("run failed"));
+  std::ostringstream csv;
+  write_reference_csv(csv, rows);
+  auto back = parse_reference_csv(csv.str(), "measured.csv");
+  ValidateOptions o;
+  o.predict = fake_predict;
+  auto r = validate_rows(back, o);
+  CHECK(*r.rows[0].error_pct == Approx(0).margin(1e-3));  // same fake on both sides
+  CHECK(r.rows[1].reason == "value: missing");
+  CHECK_THROWS_WITH(parse_measure_cases("mnist_mlp", "--measure-cases"), Catch::StartsWith("--measure-cases:"));
+  CHECK_THROWS_WITH(parse_measure_cases("mnist_mlp:0", "--measure-cases"), Catch::StartsWith("--measure-cases:"));
+}
+
+TEST_CASE("validate: golden run matches expected JSON and is deterministic", "[validation][golden]") {
+  test::FakeConfigDir cfg;
+  std::string dir = XPUSIM_TEST_DATA_DIR "/validation";
+  ValidateOptions o;
+  o.predict = fake_predict;
+  auto rows = read_reference_csv(dir + "/golden_reference.csv");
+  auto r1 = validate_rows(rows, o, "golden_reference.csv");
+  auto r2 = validate_rows(rows, o, "golden_reference.csv");
+  std::ostringstream a, b;
+  print_json(a, validation_json(r1));
+  print_json(b, validation_json(r2));
+  CHECK(a.str() == b.str());
+  // XPUSIM_UPDATE_GOLDEN=1 rewrites the expected file (review the diff before committing).
+  if (const char* u = std::getenv("XPUSIM_UPDATE_GOLDEN"); u && std::string(u) == "1") {
+    std::ofstream out(dir + "/golden_expected.json");
+    out << a.str();
+  }
+  std::ifstream in(dir + "/golden_expected.json");
+  REQUIRE(in);
+  nlohmann::json expected = nlohmann::json::parse(in);
+  compare_json(expected, validation_json(r1), "$", 1e-6);
+  // The report is plain, self-contained HTML with one SVG per plot.
+  std::string html = report_html(r1);
+  CHECK(html.find("<svg") != std::string::npos);
+  CHECK(html.find("Skipped rows") != std::string::npos);
+  CHECK(html == report_html(r2));
+}

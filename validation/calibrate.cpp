@@ -1,0 +1,368 @@
+#include "validation/calibrate.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include "common/error.hpp"
+#include "common/progress.hpp"
+#include "common/spec_reader.hpp"
+#include "validation/nelder_mead.hpp"
+
+namespace xpusim::validation {
+
+namespace {
+
+std::string num17(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+std::string num8(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.8g", v);
+  return buf;
+}
+
+std::string yaml_quote(const std::string& s) {
+  std::string o = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\';
+    if (c == '\n') {
+      o += "\\n";
+      continue;
+    }
+    o += c;
+  }
+  return o + "\"";
+}
+
+std::vector<FitParam> with_values(std::vector<FitParam> p, const std::vector<double>& logv) {
+  for (size_t i = 0; i < p.size(); ++i) p[i].fitted = std::exp(logv[i]);
+  return p;
+}
+
+ValidationResult run_with(const std::vector<ReferenceRow>& rows, const CalibrateOptions& o,
+                          const std::vector<FitParam>& params) {
+  ValidateOptions vo;
+  vo.predict = o.predict;
+  std::vector<std::string> ov = o.base_overrides;
+  for (const auto& s : fitted_overrides(params)) ov.push_back(s);
+  vo.overrides[o.device] = ov;
+  return validate_rows(rows, vo);
+}
+
+// Mean squared log error; infinite when any row cannot be predicted with these values
+// (e.g. the device spec rejects an efficiency above 1).
+double mean_sq_log_error(const ValidationResult& r) {
+  double s = 0;
+  int n = 0;
+  for (const auto& x : r.rows) {
+    if (!x.used || !x.predicted || !x.row.value || !(*x.predicted > 0)) return std::numeric_limits<double>::infinity();
+    double l = std::log(*x.predicted / *x.row.value);
+    s += l * l;
+    ++n;
+  }
+  return n ? s / n : std::numeric_limits<double>::infinity();
+}
+
+}  // namespace
+
+bool is_fit_metric(const std::string& metric) {
+  return metric == "train_throughput" || metric == "epoch_seconds_median_after_first" ||
+         metric == "first_epoch_seconds";
+}
+
+std::vector<FitParam> fittable_constants(const std::string& device, const std::vector<std::string>& base_overrides) {
+  std::string path = device_yaml_path(device);
+  YAML::Node n = load_yaml_file(path);
+  if (!base_overrides.empty()) apply_overrides(n, base_overrides);
+  if (!n.IsMap() || !n["calibrate"])
+    throw UserError(yaml_location(path, n) + ": calibrate: missing; list the device's fittable efficiency constants, "
+                    "e.g. calibrate: [compute_efficiency]");
+  YAML::Node list = n["calibrate"];
+  if (!list.IsSequence() || list.size() == 0)
+    throw UserError(yaml_location(path, list) + ": calibrate: expected a non-empty list of numeric top-level keys");
+  std::vector<FitParam> out;
+  std::set<std::string> seen;
+  for (const auto& k : list) {
+    if (!k.IsScalar()) throw UserError(yaml_location(path, k) + ": calibrate: entries must be key names");
+    std::string key = k.Scalar();
+    if (!seen.insert(key).second) throw UserError(yaml_location(path, k) + ": calibrate: '" + key + "' listed twice");
+    YAML::Node v = n[key];
+    if (!v || !v.IsScalar())
+      throw UserError(yaml_location(path, k) + ": calibrate: '" + key + "' is not a numeric top-level field of the device");
+    char* end = nullptr;
+    const std::string& s = v.Scalar();
+    double d = std::strtod(s.c_str(), &end);
+    if (end == s.c_str() || *end != '\0' || !std::isfinite(d))
+      throw UserError(yaml_location(path, v) + ": " + key + ": calibrate needs a number, got '" + s + "'");
+    // The fit works in log space, so a fittable constant must be positive.
+    if (!(d > 0)) throw UserError(yaml_location(path, v) + ": " + key + ": calibrate needs a value > 0, got " + s);
+    out.push_back({key, d, d});
+  }
+  return out;
+}
+
+std::vector<ReferenceRow> fit_rows(const std::vector<ReferenceRow>& rows, const std::string& device) {
+  std::vector<ReferenceRow> out;
+  for (const auto& r : rows)
+    if (r.device == device && is_fit_metric(r.metric)) out.push_back(r);
+  return out;
+}
+
+std::vector<std::string> fitted_overrides(const std::vector<FitParam>& params) {
+  std::vector<std::string> out;
+  for (const auto& p : params) out.push_back(p.key + "=" + num17(p.fitted));
+  return out;
+}
+
+FitResult fit_device(const std::vector<ReferenceRow>& rows, const CalibrateOptions& o) {
+  FitResult res;
+  res.device = o.device;
+  res.params = fittable_constants(o.device, o.base_overrides);
+  res.before = run_with(rows, o, res.params);
+  // Fit on the rows the engine can predict at the start; the rest stay listed as skipped.
+  std::vector<ReferenceRow> usable;
+  std::string first_reason;
+  for (const auto& x : res.before.rows) {
+    if (x.used && x.error_pct)
+      usable.push_back(x.row);
+    else if (first_reason.empty())
+      first_reason = x.reason;
+  }
+  if (usable.empty())
+    throw UserError("--device: no reference row of '" + o.device + "' can be predicted (" +
+                    std::to_string(rows.size()) + " candidate rows" +
+                    (first_reason.empty() ? std::string("") : "; first reason: " + first_reason) + ")");
+  std::vector<double> x0;
+  for (const auto& p : res.params) x0.push_back(std::log(p.initial));
+  NelderMeadOptions nm;
+  nm.max_evaluations = o.max_evaluations;
+  ProgressBar bar("calibrate " + o.device, nm.max_evaluations, o.progress);
+  auto objective = [&](const std::vector<double>& x) {
+    return mean_sq_log_error(run_with(usable, o, with_values(res.params, x)));
+  };
+  NelderMeadResult best = nelder_mead(objective, x0, nm, [&](int e) { bar.update(e); });
+  bar.finish();
+  res.params = with_values(res.params, best.x);
+  res.evaluations = best.evaluations;
+  res.converged = best.converged;
+  res.after = run_with(rows, o, res.params);
+  ValidationResult before_usable = run_with(usable, o, with_values(res.params, x0));
+  res.rms_log_error_before = std::sqrt(mean_sq_log_error(before_usable));
+  res.rms_log_error_after = std::sqrt(best.f);
+  return res;
+}
+
+std::vector<LeaveOneOut> leave_one_model_out(const std::vector<ReferenceRow>& rows, const CalibrateOptions& o) {
+  std::set<std::string> models;
+  for (const auto& r : rows) models.insert(r.model);
+  std::vector<LeaveOneOut> out;
+  ProgressBar bar("leave-one-out " + o.device, static_cast<long long>(models.size()), o.progress);
+  CalibrateOptions inner = o;
+  inner.progress = false;
+  long long done = 0;
+  for (const auto& m : models) {
+    std::vector<ReferenceRow> train, test;
+    for (const auto& r : rows) (r.model == m ? test : train).push_back(r);
+    LeaveOneOut e;
+    e.model = m;
+    e.rows_held_out = static_cast<int>(test.size());
+    try {
+      FitResult f = fit_device(train, inner);
+      e.params = f.params;
+      e.mape_pct_in_fit = f.after.mape_pct;
+      ValidationResult held = run_with(test, inner, f.params);
+      e.mape_pct_held_out = held.mape_pct;
+      for (const auto& x : held.rows)
+        if (x.used && x.error_pct) e.held_out_errors_pct.push_back(*x.error_pct);
+    } catch (const UserError& ex) {
+      e.reason = ex.what();  // nothing left to fit without this model
+    }
+    out.push_back(e);
+    bar.update(++done, m);
+  }
+  bar.finish();
+  return out;
+}
+
+std::optional<double> leave_one_out_mape(const std::vector<LeaveOneOut>& loo) {
+  std::vector<double> all;
+  for (const auto& e : loo) all.insert(all.end(), e.held_out_errors_pct.begin(), e.held_out_errors_pct.end());
+  return mape_pct(all);
+}
+
+std::string overlay_yaml(const FitResult& fit, const std::string& reference_name) {
+  std::ostringstream y;
+  y << "# xpusim calibration overlay, written by `xpusim calibrate` (no date: same inputs, same bytes).\n";
+  y << "# Apply with `xpusim validate --calibration FILE` or `xpusim predict --device " << fit.device;
+  for (const auto& p : fit.params) y << " --set " << p.key << "=" << num8(p.fitted);
+  y << "`.\n";
+  y << "device: " << yaml_quote(fit.device) << "\n";
+  y << "reference: " << yaml_quote(reference_name) << "\n";
+  y << "method: nelder_mead_log_space\n";
+  y << "objective: \"mean of ln(predicted / reference)^2 over rows_used\"\n";
+  y << "fitted:\n";
+  for (const auto& p : fit.params) y << "  " << p.key << ": " << num8(p.fitted) << "\n";
+  y << "initial:\n";
+  for (const auto& p : fit.params) y << "  " << p.key << ": " << num8(p.initial) << "\n";
+  y << "rms_log_error_before: " << num8(fit.rms_log_error_before) << "\n";
+  y << "rms_log_error_after: " << num8(fit.rms_log_error_after) << "\n";
+  y << "mape_pct_before: " << (fit.before.mape_pct ? num8(*fit.before.mape_pct) : "null") << "\n";
+  y << "mape_pct_after: " << (fit.after.mape_pct ? num8(*fit.after.mape_pct) : "null") << "\n";
+  y << "evaluations: " << fit.evaluations << "\n";
+  y << "converged: " << (fit.converged ? "true" : "false") << "\n";
+  y << "rows_used:\n";
+  for (const auto& x : fit.after.rows) {
+    if (!x.used) continue;
+    const ReferenceRow& r = x.row;
+    y << "  - " << yaml_quote("line " + std::to_string(r.line) + ": " + r.model + " x" +
+                              std::to_string(r.num_devices.value_or(0)) + " batch " +
+                              std::to_string(r.batch_per_device.value_or(0)) + " " + r.precision + " " + r.data + " " +
+                              r.metric + " = " + num8(r.value.value_or(0)))
+      << "\n";
+  }
+  y << "rows_skipped:\n";
+  for (const auto& x : fit.after.rows)
+    if (!x.used) y << "  - " << yaml_quote("line " + std::to_string(x.row.line) + ": " + x.reason) << "\n";
+  return y.str();
+}
+
+CalibrationOverlay load_calibration_overlay(const std::string& path) {
+  YAML::Node root = load_yaml_file(path);
+  SpecReader r(root, path);
+  CalibrationOverlay o;
+  o.device = r.text("device", std::nullopt, "device the constants were fitted for");
+  YAML::Node fitted = r.child("fitted", "fitted constant -> value", true);
+  if (!fitted.IsMap() || fitted.size() == 0) r.fail("fitted", "expected a mapping of constant -> value");
+  SpecReader f(fitted, path, "fitted");
+  std::vector<std::string> keys;
+  for (const auto& kv : fitted) keys.push_back(kv.first.as<std::string>());
+  for (const auto& k : keys) {
+    double v = f.number(k, std::nullopt, "", "fitted value", [](double d) { return d > 0 ? "" : "must be > 0"; });
+    o.overrides.push_back(k + "=" + num17(v));
+  }
+  f.finish();
+  // The rest documents the fit; declared so that typos in hand-edited overlays still fail.
+  r.text("reference", std::string(""), "reference CSV the fit used");
+  r.text("method", std::string(""), "fitting method");
+  r.text("objective", std::string(""), "fitted objective");
+  r.child("initial", "values before the fit");
+  for (const char* k : {"rms_log_error_before", "rms_log_error_after", "mape_pct_before", "mape_pct_after"})
+    if (r.has(k) && r.node()[k].IsNull())
+      r.child(k, "fit quality");
+    else
+      r.number(k, 0.0, "", "fit quality");
+  r.integer("evaluations", 0, "", "objective evaluations");
+  r.flag("converged", false, "whether Nelder-Mead converged");
+  r.child("rows_used", "rows of the fit");
+  r.child("rows_skipped", "rows that could not be predicted");
+  r.finish();
+  return o;
+}
+
+nlohmann::json calibration_json(const FitResult& fit, const std::vector<LeaveOneOut>* loo) {
+  nlohmann::json j;
+  j["device"] = fit.device;
+  nlohmann::json params = nlohmann::json::array();
+  for (const auto& p : fit.params) params.push_back({{"key", p.key}, {"initial", p.initial}, {"fitted", p.fitted}});
+  j["params"] = params;
+  auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  j["rows_used"] = fit.after.rows_used;
+  j["rows_skipped"] = fit.after.rows_skipped;
+  j["rms_log_error_before"] = fit.rms_log_error_before;
+  j["rms_log_error_after"] = fit.rms_log_error_after;
+  j["mape_pct_before"] = opt(fit.before.mape_pct);
+  j["mape_pct_after"] = opt(fit.after.mape_pct);
+  j["evaluations"] = fit.evaluations;
+  j["converged"] = fit.converged;
+  j["rows"] = validation_json(fit.after)["rows"];
+  if (loo) {
+    nlohmann::json l = nlohmann::json::array();
+    for (const auto& e : *loo) {
+      nlohmann::json x;
+      x["model"] = e.model;
+      x["rows_held_out"] = e.rows_held_out;
+      x["mape_pct_held_out"] = opt(e.mape_pct_held_out);
+      x["mape_pct_in_fit"] = opt(e.mape_pct_in_fit);
+      nlohmann::json p = nlohmann::json::object();
+      for (const auto& q : e.params) p[q.key] = q.fitted;
+      x["params"] = p;
+      if (!e.reason.empty()) x["reason"] = e.reason;
+      l.push_back(x);
+    }
+    j["leave_one_out"] = {{"by_model", l}, {"mape_pct", opt(leave_one_out_mape(*loo))}};
+  }
+  return j;
+}
+
+void print_calibration(std::ostream& os, const FitResult& fit, const std::vector<LeaveOneOut>* loo, OutputFormat f) {
+  if (f == OutputFormat::json) {
+    print_json(os, calibration_json(fit, loo));
+    return;
+  }
+  auto opt = [](const std::optional<double>& v, int d) { return v ? fmt_fixed(*v, d) : std::string("n/a"); };
+  if (f == OutputFormat::csv) {
+    // One long table (section, key, value) so that CSV keeps a single schema.
+    Table t({"section", "key", "value"});
+    for (const auto& p : fit.params) {
+      t.add({"initial", p.key, fmt_sig(p.initial, 8)});
+      t.add({"fitted", p.key, fmt_sig(p.fitted, 8)});
+    }
+    t.add({"summary", "rows_used", std::to_string(fit.after.rows_used)});
+    t.add({"summary", "rows_skipped", std::to_string(fit.after.rows_skipped)});
+    t.add({"summary", "rms_log_error_before", fmt_sig(fit.rms_log_error_before, 6)});
+    t.add({"summary", "rms_log_error_after", fmt_sig(fit.rms_log_error_after, 6)});
+    t.add({"summary", "mape_pct_before", opt(fit.before.mape_pct, 3)});
+    t.add({"summary", "mape_pct_after", opt(fit.after.mape_pct, 3)});
+    if (loo) {
+      for (const auto& e : *loo) {
+        t.add({"leave_one_out:" + e.model, "rows_held_out", std::to_string(e.rows_held_out)});
+        t.add({"leave_one_out:" + e.model, "mape_pct_held_out", opt(e.mape_pct_held_out, 3)});
+        t.add({"leave_one_out:" + e.model, "mape_pct_in_fit", opt(e.mape_pct_in_fit, 3)});
+      }
+      t.add({"leave_one_out", "mape_pct", opt(leave_one_out_mape(*loo), 3)});
+    }
+    t.print(os, f);
+    return;
+  }
+  Table p({"constant", "initial", "fitted"});
+  for (const auto& q : fit.params) p.add({q.key, fmt_sig(q.initial, 6), fmt_sig(q.fitted, 6)});
+  os << "Calibration of " << fit.device << " (Nelder-Mead on ln(predicted/reference), " << fit.evaluations
+     << " evaluations" << (fit.converged ? ", converged" : ", stopped at the evaluation limit") << ")\n";
+  p.print(os, f);
+  os << "\n";
+  Table s({"fit", "before", "after"});
+  s.add({"rms_log_error", fmt_sig(fit.rms_log_error_before, 4), fmt_sig(fit.rms_log_error_after, 4)});
+  s.add({"mape_pct", opt(fit.before.mape_pct, 2), opt(fit.after.mape_pct, 2)});
+  s.add({"rows_used", std::to_string(fit.before.rows_used), std::to_string(fit.after.rows_used)});
+  s.print(os, f);
+  if (fit.after.rows_skipped) {
+    os << "\nSkipped rows\n";
+    Table k({"line", "model", "metric", "reason"});
+    for (const auto& x : fit.after.rows)
+      if (!x.used) k.add({std::to_string(x.row.line), x.row.model, x.row.metric, x.reason});
+    k.print(os, f);
+  }
+  if (loo) {
+    os << "\nLeave one model out (fit without the model, error on its rows)\n";
+    std::vector<std::string> cols = {"model", "rows", "mape_pct_held_out", "mape_pct_in_fit"};
+    for (const auto& q : fit.params) cols.push_back(q.key);
+    Table t(cols);
+    for (const auto& e : *loo) {
+      std::vector<std::string> row = {e.model, std::to_string(e.rows_held_out), opt(e.mape_pct_held_out, 2),
+                                      opt(e.mape_pct_in_fit, 2)};
+      for (size_t i = 0; i < fit.params.size(); ++i)
+        row.push_back(i < e.params.size() ? fmt_sig(e.params[i].fitted, 5) : (e.reason.empty() ? "" : "n/a"));
+      t.add(row);
+    }
+    t.print(os, f);
+    os << "leave-one-out mape_pct (all held-out rows): " << opt(leave_one_out_mape(*loo), 2) << "\n";
+  }
+}
+
+}  // namespace xpusim::validation

@@ -1,0 +1,86 @@
+// Calibration: fits the few efficiency constants a device YAML declares as fittable
+// (`calibrate: [key, ...]`, numeric top-level fields) to that device's reference rows, by
+// least squares on the log error (mean of ln(predicted/reference)^2) with Nelder-Mead in
+// log space. Predictions go through predict() with Placement.overrides ("key=value"), so
+// the device spec validates every trial value. Writes a date-free YAML overlay.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "common/output.hpp"
+#include "validation/validate.hpp"
+
+namespace xpusim::validation {
+
+struct FitParam {
+  std::string key;
+  double initial = 0;
+  double fitted = 0;
+};
+
+// The device's fittable constants with their current values (after `base_overrides`).
+// UserError "file:line: calibrate: ..." when the list is missing or names a non-numeric key.
+std::vector<FitParam> fittable_constants(const std::string& device, const std::vector<std::string>& base_overrides = {});
+
+// Metrics a fit uses: those the engine alone determines (no prices, no accuracy curves).
+bool is_fit_metric(const std::string& metric);
+
+struct CalibrateOptions {
+  std::string device;
+  PredictFn predict;                         // empty = xpusim::predict
+  std::vector<std::string> base_overrides;   // applied under the fitted keys
+  int max_evaluations = 300;
+  bool progress = false;
+};
+
+struct FitResult {
+  std::string device;
+  std::vector<FitParam> params;
+  ValidationResult before, after;   // the device's fit rows at the initial and fitted values
+  double rms_log_error_before = 0, rms_log_error_after = 0;
+  int evaluations = 0;
+  bool converged = false;
+};
+
+// The device's rows that a fit can use (fit metrics, this device), in input order.
+std::vector<ReferenceRow> fit_rows(const std::vector<ReferenceRow>& rows, const std::string& device);
+
+// Fits on `rows` (already filtered with fit_rows). UserError when no row can be predicted.
+FitResult fit_device(const std::vector<ReferenceRow>& rows, const CalibrateOptions& o);
+
+struct LeaveOneOut {
+  std::string model;
+  int rows_held_out = 0;
+  std::vector<FitParam> params;            // fitted without this model's rows
+  std::optional<double> mape_pct_held_out; // error on this model's rows with those constants
+  std::optional<double> mape_pct_in_fit;   // error on the rows that were fitted
+  std::vector<double> held_out_errors_pct; // signed, one per predicted held-out row
+  std::string reason;                      // why no fit was possible without this model
+};
+
+// For each model of the rows: fit without it, then predict its rows.
+std::vector<LeaveOneOut> leave_one_model_out(const std::vector<ReferenceRow>& rows, const CalibrateOptions& o);
+// Mean absolute error over every held-out row (each model's rows with its own fit).
+std::optional<double> leave_one_out_mape(const std::vector<LeaveOneOut>& loo);
+
+// "key=value" overrides of fitted parameters (17 significant digits: exact round trip).
+std::vector<std::string> fitted_overrides(const std::vector<FitParam>& params);
+
+// The YAML overlay: device, fitted values, before/after error and the rows used. No date,
+// so the same inputs give the same bytes.
+std::string overlay_yaml(const FitResult& fit, const std::string& reference_name);
+
+struct CalibrationOverlay {
+  std::string device;
+  std::vector<std::string> overrides;  // KEY=VALUE, ready for Placement.overrides / --set
+};
+// Reads an overlay written by overlay_yaml (UserError "file:line: key: message").
+CalibrationOverlay load_calibration_overlay(const std::string& path);
+
+nlohmann::json calibration_json(const FitResult& fit, const std::vector<LeaveOneOut>* loo);
+void print_calibration(std::ostream& os, const FitResult& fit, const std::vector<LeaveOneOut>* loo, OutputFormat f);
+
+}  // namespace xpusim::validation

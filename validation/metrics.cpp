@@ -1,0 +1,91 @@
+#include "validation/metrics.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+namespace xpusim::validation {
+
+namespace {
+struct Fixed {
+  const char* name;
+  MetricKind kind;
+};
+const Fixed kFixed[] = {
+    {"train_throughput", MetricKind::train_throughput},
+    {"epoch_seconds_median_after_first", MetricKind::epoch_seconds_median_after_first},
+    {"first_epoch_seconds", MetricKind::first_epoch_seconds},
+    {"oom", MetricKind::oom},
+    {"time_relative_to_k80", MetricKind::time_relative_to_k80},
+    {"cost_relative_to_k80", MetricKind::cost_relative_to_k80},
+    {"images_per_s_per_usd_per_h", MetricKind::images_per_s_per_usd_per_h},
+};
+// Metrics with an accuracy target suffix: <prefix><X>, X a fraction such as 0.757.
+const Fixed kTargeted[] = {
+    {"epochs_to_top1_", MetricKind::epochs_to_top1}, {"epochs_to_top5_", MetricKind::epochs_to_top5},
+    {"cost_to_top1_", MetricKind::cost_to_top1},     {"cost_to_top5_", MetricKind::cost_to_top5},
+    {"hours_to_top1_", MetricKind::hours_to_top1},   {"hours_to_top5_", MetricKind::hours_to_top5},
+    {"minutes_to_top1_", MetricKind::minutes_to_top1}, {"minutes_to_top5_", MetricKind::minutes_to_top5},
+};
+}  // namespace
+
+std::optional<Metric> parse_metric(const std::string& name) {
+  for (const auto& f : kFixed)
+    if (name == f.name) return Metric{f.kind, std::nullopt, name};
+  for (const auto& f : kTargeted) {
+    std::string prefix = f.name;
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+    std::string x = name.substr(prefix.size());
+    errno = 0;
+    char* end = nullptr;
+    double v = std::strtod(x.c_str(), &end);
+    if (end == x.c_str() || *end != '\0' || errno == ERANGE || !(v > 0 && v <= 1)) return std::nullopt;
+    return Metric{f.kind, v, name};
+  }
+  return std::nullopt;
+}
+
+std::string metric_names() {
+  std::string s;
+  for (const auto& f : kFixed) s += (s.empty() ? "" : ", ") + std::string(f.name);
+  for (const auto& f : kTargeted) s += ", " + std::string(f.name) + "X";
+  return s;
+}
+
+bool needs_accuracy_model(MetricKind k) {
+  switch (k) {
+    case MetricKind::epochs_to_top1: case MetricKind::epochs_to_top5:
+    case MetricKind::cost_to_top1: case MetricKind::cost_to_top5:
+    case MetricKind::hours_to_top1: case MetricKind::hours_to_top5:
+    case MetricKind::minutes_to_top1: case MetricKind::minutes_to_top5:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool needs_cost_model(MetricKind k) {
+  return needs_accuracy_model(k) || k == MetricKind::cost_relative_to_k80 ||
+         k == MetricKind::images_per_s_per_usd_per_h;
+}
+
+bool needs_price(MetricKind k) {
+  return k == MetricKind::cost_to_top1 || k == MetricKind::cost_to_top5 || k == MetricKind::cost_relative_to_k80 ||
+         k == MetricKind::images_per_s_per_usd_per_h;
+}
+
+bool is_top5(MetricKind k) {
+  return k == MetricKind::epochs_to_top5 || k == MetricKind::cost_to_top5 || k == MetricKind::hours_to_top5 ||
+         k == MetricKind::minutes_to_top5;
+}
+
+double error_pct(double predicted, double reference) { return 100.0 * (predicted - reference) / reference; }
+
+std::optional<double> mape_pct(const std::vector<double>& e) {
+  if (e.empty()) return std::nullopt;
+  double s = 0;
+  for (double v : e) s += std::fabs(v);
+  return s / static_cast<double>(e.size());
+}
+
+}  // namespace xpusim::validation

@@ -1,0 +1,202 @@
+#include "validation/reference_csv.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <ostream>
+#include <sstream>
+
+#include "common/error.hpp"
+#include "common/output.hpp"
+
+namespace xpusim::validation {
+
+const std::vector<std::string>& reference_columns() {
+  static const std::vector<std::string> cols = {
+      "source", "device", "num_devices", "setup", "framework", "model", "dataset",
+      "batch_per_device", "precision", "data", "metric", "value", "unit", "note"};
+  return cols;
+}
+
+std::vector<CsvRecord> parse_csv(const std::string& text, const std::string& file) {
+  std::vector<CsvRecord> out;
+  CsvRecord rec;
+  std::string field;
+  int line = 1;
+  rec.line = 1;
+  bool in_quotes = false, field_was_quoted = false, record_has_content = false;
+  size_t i = 0;
+  // A UTF-8 byte-order mark (spreadsheet exports) is not part of the first column's name.
+  if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) i = 3;
+  auto end_field = [&] {
+    rec.fields.push_back(field);
+    field.clear();
+    field_was_quoted = false;
+  };
+  auto end_record = [&] {
+    end_field();
+    // Blank lines carry no row; skipping them keeps hand-edited files readable.
+    if (!(rec.fields.size() == 1 && rec.fields[0].empty() && !record_has_content)) out.push_back(rec);
+    rec = CsvRecord{};
+    record_has_content = false;
+  };
+  for (; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_quotes) {
+      if (c == '"') {
+        if (i + 1 < text.size() && text[i + 1] == '"') {
+          field += '"';
+          ++i;
+        } else {
+          in_quotes = false;
+        }
+      } else {
+        if (c == '\n') ++line;
+        field += c;
+      }
+      continue;
+    }
+    if (c == '"') {
+      if (!field.empty() || field_was_quoted)
+        throw UserError(file + ":" + std::to_string(line) + ": column " + std::to_string(rec.fields.size() + 1) +
+                        ": a quote inside an unquoted field (quote the whole field and double inner quotes)");
+      in_quotes = true;
+      field_was_quoted = true;
+      record_has_content = true;
+    } else if (c == ',') {
+      end_field();
+      record_has_content = true;
+    } else if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') {
+      // CRLF: the '\n' ends the record.
+    } else if (c == '\n') {
+      end_record();
+      ++line;
+      rec.line = line;
+    } else {
+      if (field_was_quoted)
+        throw UserError(file + ":" + std::to_string(line) + ": column " + std::to_string(rec.fields.size() + 1) +
+                        ": text after a closing quote");
+      field += c;
+      record_has_content = true;
+    }
+  }
+  if (in_quotes) throw UserError(file + ":" + std::to_string(rec.line) + ": a quoted field is never closed");
+  if (record_has_content || !field.empty() || !rec.fields.empty()) end_record();
+  return out;
+}
+
+namespace {
+
+std::string trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+[[noreturn]] void fail(const std::string& file, int line, const std::string& col, const std::string& msg) {
+  throw UserError(file + ":" + std::to_string(line) + ": " + col + ": " + msg);
+}
+
+std::optional<double> parse_number(const std::string& raw, const std::string& file, int line, const std::string& col) {
+  std::string s = trim(raw);
+  if (s.empty()) return std::nullopt;
+  errno = 0;
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (end == s.c_str() || *end != '\0' || errno == ERANGE || !std::isfinite(v))
+    fail(file, line, col, "expected a number, got '" + s + "'");
+  return v;
+}
+
+std::optional<long long> parse_integer(const std::string& raw, const std::string& file, int line,
+                                       const std::string& col) {
+  std::string s = trim(raw);
+  if (s.empty()) return std::nullopt;
+  errno = 0;
+  char* end = nullptr;
+  long long v = std::strtoll(s.c_str(), &end, 10);
+  if (end == s.c_str() || *end != '\0' || errno == ERANGE) fail(file, line, col, "expected an integer, got '" + s + "'");
+  if (v <= 0) fail(file, line, col, "must be > 0, got " + s);
+  return v;
+}
+
+}  // namespace
+
+std::vector<ReferenceRow> parse_reference_csv(const std::string& text, const std::string& file) {
+  std::vector<CsvRecord> recs = parse_csv(text, file);
+  if (recs.empty()) throw UserError(file + ":1: header: the file is empty (expected " +
+                                    std::to_string(reference_columns().size()) + " columns: source,device,...)");
+  const CsvRecord& head = recs.front();
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < head.fields.size(); ++i) {
+    std::string name = trim(head.fields[i]);
+    bool known = false;
+    for (const auto& c : reference_columns()) known = known || c == name;
+    if (!known) fail(file, head.line, name.empty() ? "column " + std::to_string(i + 1) : name, "unknown column");
+    if (index.count(name)) fail(file, head.line, name, "duplicate column");
+    index[name] = i;
+  }
+  for (const auto& c : reference_columns())
+    if (!index.count(c)) fail(file, head.line, c, "missing column in the header");
+
+  std::vector<ReferenceRow> rows;
+  for (size_t r = 1; r < recs.size(); ++r) {
+    const CsvRecord& rec = recs[r];
+    if (rec.fields.size() != head.fields.size())
+      fail(file, rec.line, "row", "has " + std::to_string(rec.fields.size()) + " fields, the header has " +
+                                      std::to_string(head.fields.size()));
+    auto get = [&](const std::string& c) { return rec.fields[index.at(c)]; };
+    ReferenceRow row;
+    row.line = rec.line;
+    row.source = trim(get("source"));
+    row.device = trim(get("device"));
+    if (auto n = parse_integer(get("num_devices"), file, rec.line, "num_devices")) {
+      if (*n > 1000000) fail(file, rec.line, "num_devices", "implausibly large: " + std::to_string(*n));
+      row.num_devices = static_cast<int>(*n);
+    }
+    row.setup = trim(get("setup"));
+    row.framework = trim(get("framework"));
+    row.model = trim(get("model"));
+    row.dataset = trim(get("dataset"));
+    row.batch_per_device = parse_integer(get("batch_per_device"), file, rec.line, "batch_per_device");
+    row.precision = trim(get("precision"));
+    row.data = trim(get("data"));
+    row.metric = trim(get("metric"));
+    row.value = parse_number(get("value"), file, rec.line, "value");
+    row.unit = trim(get("unit"));
+    row.note = get("note");
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::vector<ReferenceRow> read_reference_csv(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UserError("--reference: cannot read '" + path + "'");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return parse_reference_csv(ss.str(), path);
+}
+
+void write_reference_csv(std::ostream& os, const std::vector<ReferenceRow>& rows) {
+  const auto& cols = reference_columns();
+  for (size_t i = 0; i < cols.size(); ++i) os << (i ? "," : "") << cols[i];
+  os << "\n";
+  auto num = [](const std::optional<double>& v) {
+    if (!v) return std::string();
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.6g", *v);
+    return std::string(buf);
+  };
+  for (const auto& r : rows) {
+    std::vector<std::string> f = {r.source, r.device, r.num_devices ? std::to_string(*r.num_devices) : "",
+                                  r.setup, r.framework, r.model, r.dataset,
+                                  r.batch_per_device ? std::to_string(*r.batch_per_device) : "",
+                                  r.precision, r.data, r.metric, num(r.value), r.unit, r.note};
+    for (size_t i = 0; i < f.size(); ++i) os << (i ? "," : "") << csv_escape(f[i]);
+    os << "\n";
+  }
+}
+
+}  // namespace xpusim::validation

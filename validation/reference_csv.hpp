@@ -1,0 +1,50 @@
+// Reference rows: the CSV format of shared/reference/published_calibration.csv (one measured
+// or published figure per row). Parsed once into ReferenceRow; RFC 4180 quoting (quoted
+// fields, doubled quotes, embedded commas and newlines, CRLF). Malformed input is a
+// UserError "file:line: column: message"; an empty numeric field is a missing value
+// (std::nullopt), which validation reports as a skipped row rather than an error.
+#pragma once
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace xpusim::validation {
+
+struct ReferenceRow {
+  int line = 0;                          // line of the row's first character in the file (1 = header)
+  std::string source;
+  std::string device;                    // configs/devices/ name
+  std::optional<int> num_devices;        // GPUs, TPU cores or vCPUs
+  std::string setup;                     // configs/systems/ name
+  std::string framework;                 // "-pip" / "-compiled" suffix selects a CPU build
+  std::string model;                     // zoo name
+  std::string dataset;
+  std::optional<long long> batch_per_device;
+  std::string precision;
+  std::string data;                      // synthetic | real
+  std::string metric;
+  std::optional<double> value;
+  std::string unit;
+  std::string note;
+};
+
+// The columns, in the order the reference file uses and the writer emits.
+const std::vector<std::string>& reference_columns();
+
+// Splits RFC 4180 text into records; each record remembers the line it starts on.
+struct CsvRecord {
+  int line = 0;
+  std::vector<std::string> fields;
+};
+std::vector<CsvRecord> parse_csv(const std::string& text, const std::string& file);
+
+// Parses a whole reference file (header required; columns in any order, all of them
+// present, no unknown ones). `file` names the input in error messages.
+std::vector<ReferenceRow> parse_reference_csv(const std::string& text, const std::string& file);
+std::vector<ReferenceRow> read_reference_csv(const std::string& path);  // UserError if unreadable
+
+// Writes rows in the reference format (header + rows, fields quoted only when needed).
+void write_reference_csv(std::ostream& os, const std::vector<ReferenceRow>& rows);
+
+}  // namespace xpusim::validation

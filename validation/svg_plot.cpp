@@ -1,0 +1,219 @@
+#include "validation/svg_plot.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <sstream>
+
+namespace xpusim::validation {
+
+namespace {
+
+std::string f2(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+
+std::string tick_label(double v) {
+  char buf[32];
+  double a = std::fabs(v);
+  if (a != 0 && (a >= 1e5 || a < 1e-2))
+    std::snprintf(buf, sizeof buf, "%.0e", v);
+  else
+    std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+struct Axis {
+  bool log = false;
+  double lo = 0, hi = 1;  // in data units (log10 units when log)
+  double px0 = 0, px1 = 1;
+  double map(double v) const {
+    double t = log ? std::log10(v) : v;
+    return px0 + (t - lo) / (hi - lo) * (px1 - px0);
+  }
+  // Ticks: decades on log axes, ~5 round steps on linear ones.
+  std::vector<double> ticks() const {
+    std::vector<double> out;
+    if (log) {
+      for (double e = std::ceil(lo - 1e-9); e <= hi + 1e-9; e += 1) out.push_back(std::pow(10.0, e));
+      if (out.size() < 2) {
+        out.clear();
+        for (double e = std::floor(lo); e <= hi + 1e-9; e += 1)
+          for (double m : {1.0, 2.0, 5.0}) {
+            double v = m * std::pow(10.0, e);
+            if (std::log10(v) >= lo - 1e-9 && std::log10(v) <= hi + 1e-9) out.push_back(v);
+          }
+      }
+      return out;
+    }
+    double span = hi - lo, raw = span / 5, mag = std::pow(10.0, std::floor(std::log10(raw)));
+    double step = mag;
+    for (double m : {1.0, 2.0, 5.0, 10.0})
+      if (raw <= m * mag) {
+        step = m * mag;
+        break;
+      }
+    for (double v = std::ceil(lo / step) * step; v <= hi + 1e-9 * span; v += step) out.push_back(std::fabs(v) < 1e-12 * span ? 0 : v);
+    return out;
+  }
+};
+
+Axis make_axis(bool log, double mn, double mx, double px0, double px1) {
+  Axis a;
+  a.log = log;
+  if (!(mn <= mx)) mn = mx = log ? 1 : 0;
+  if (log) {
+    mn = std::log10(mn);
+    mx = std::log10(mx);
+    double pad = std::max(0.05, (mx - mn) * 0.05);
+    a.lo = mn - pad;
+    a.hi = mx + pad;
+  } else {
+    double pad = (mx - mn) * 0.08;
+    if (pad == 0) pad = std::max(1.0, std::fabs(mx) * 0.1);
+    a.lo = mn - pad;
+    a.hi = mx + pad;
+  }
+  a.px0 = px0;
+  a.px1 = px1;
+  return a;
+}
+
+void frame(std::ostringstream& s, const SvgChart& c, double l, double t, double r, double b) {
+  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << c.width << "\" height=\"" << c.height
+    << "\" viewBox=\"0 0 " << c.width << " " << c.height << "\" font-family=\"sans-serif\" font-size=\"11\">\n";
+  s << "<rect x=\"0\" y=\"0\" width=\"" << c.width << "\" height=\"" << c.height << "\" fill=\"white\"/>\n";
+  s << "<text x=\"" << f2(c.width / 2.0) << "\" y=\"16\" text-anchor=\"middle\" font-size=\"13\" font-weight=\"bold\">"
+    << xml_escape(c.title) << "</text>\n";
+  s << "<rect x=\"" << f2(l) << "\" y=\"" << f2(t) << "\" width=\"" << f2(r - l) << "\" height=\"" << f2(b - t)
+    << "\" fill=\"none\" stroke=\"#444\"/>\n";
+  s << "<text x=\"" << f2((l + r) / 2) << "\" y=\"" << f2(c.height - 6.0) << "\" text-anchor=\"middle\">"
+    << xml_escape(c.x_label) << "</text>\n";
+  s << "<text transform=\"translate(14," << f2((t + b) / 2) << ") rotate(-90)\" text-anchor=\"middle\">"
+    << xml_escape(c.y_label) << "</text>\n";
+}
+
+}  // namespace
+
+std::string xml_escape(const std::string& in) {
+  std::string o;
+  for (char c : in) {
+    switch (c) {
+      case '&': o += "&amp;"; break;
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '"': o += "&quot;"; break;
+      default: o += c;
+    }
+  }
+  return o;
+}
+
+std::string palette_colour(size_t i) {
+  static const char* p[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000"};
+  return p[i % 8];
+}
+
+std::string svg_xy_chart(const SvgChart& chart, const std::vector<SvgSeries>& series) {
+  // The legend sits right of the plot; widen the picture (not shrink the plot) for long labels.
+  size_t longest = 0;
+  for (const auto& se : series) longest = std::max(longest, se.label.size());
+  SvgChart c = chart;
+  const double l = 70, t = 28, r = c.width - 170.0, b = c.height - 44.0;
+  c.width = std::max(c.width, static_cast<int>(r + 40 + 6.5 * static_cast<double>(longest)));
+  double xmn = std::numeric_limits<double>::infinity(), xmx = -xmn, ymn = xmn, ymx = -xmn;
+  auto ok = [&](double x, double y) { return std::isfinite(x) && std::isfinite(y) && (!c.log_x || x > 0) && (!c.log_y || y > 0); };
+  for (const auto& s : series)
+    for (auto [x, y] : s.points)
+      if (ok(x, y)) {
+        xmn = std::min(xmn, x); xmx = std::max(xmx, x);
+        ymn = std::min(ymn, y); ymx = std::max(ymx, y);
+      }
+  if (c.zero_line && !c.log_y) { ymn = std::min(ymn, 0.0); ymx = std::max(ymx, 0.0); }
+  if (c.diagonal) {  // same range on both axes so that y = x is the 45-degree line
+    double mn = std::min(xmn, ymn), mx = std::max(xmx, ymx);
+    xmn = ymn = mn;
+    xmx = ymx = mx;
+  }
+  Axis ax = make_axis(c.log_x, xmn, xmx, l, r), ay = make_axis(c.log_y, ymn, ymx, b, t);
+  std::ostringstream s;
+  frame(s, c, l, t, r, b);
+  for (double v : ax.ticks()) {
+    double x = ax.map(v);
+    s << "<line x1=\"" << f2(x) << "\" y1=\"" << f2(t) << "\" x2=\"" << f2(x) << "\" y2=\"" << f2(b)
+      << "\" stroke=\"#ddd\"/><text x=\"" << f2(x) << "\" y=\"" << f2(b + 14) << "\" text-anchor=\"middle\">"
+      << tick_label(v) << "</text>\n";
+  }
+  for (double v : ay.ticks()) {
+    double y = ay.map(v);
+    s << "<line x1=\"" << f2(l) << "\" y1=\"" << f2(y) << "\" x2=\"" << f2(r) << "\" y2=\"" << f2(y)
+      << "\" stroke=\"#ddd\"/><text x=\"" << f2(l - 4) << "\" y=\"" << f2(y + 4) << "\" text-anchor=\"end\">"
+      << tick_label(v) << "</text>\n";
+  }
+  if (c.diagonal && std::isfinite(xmn)) {
+    double lo = c.log_x ? std::pow(10.0, ax.lo) : ax.lo, hi = c.log_x ? std::pow(10.0, ax.hi) : ax.hi;
+    s << "<line x1=\"" << f2(ax.map(lo)) << "\" y1=\"" << f2(ay.map(lo)) << "\" x2=\"" << f2(ax.map(hi)) << "\" y2=\""
+      << f2(ay.map(hi)) << "\" stroke=\"#888\" stroke-dasharray=\"4 3\"/>\n";
+  }
+  if (c.zero_line && !c.log_y && std::isfinite(ymn))
+    s << "<line x1=\"" << f2(l) << "\" y1=\"" << f2(ay.map(0)) << "\" x2=\"" << f2(r) << "\" y2=\"" << f2(ay.map(0))
+      << "\" stroke=\"#888\"/>\n";
+  double legend_y = t + 8;
+  for (const auto& se : series) {
+    std::vector<std::pair<double, double>> pts;
+    for (auto p : se.points)
+      if (ok(p.first, p.second)) pts.push_back(p);
+    if (se.line && pts.size() > 1) {
+      std::stable_sort(pts.begin(), pts.end(), [](auto a, auto b2) { return a.first < b2.first; });
+      s << "<polyline fill=\"none\" stroke=\"" << se.colour << "\" stroke-width=\"1.5\""
+        << (se.dashed ? " stroke-dasharray=\"5 3\"" : "") << " points=\"";
+      for (size_t i = 0; i < pts.size(); ++i) s << (i ? " " : "") << f2(ax.map(pts[i].first)) << "," << f2(ay.map(pts[i].second));
+      s << "\"/>\n";
+    }
+    if (se.markers)
+      for (auto [x, y] : pts)
+        s << "<circle cx=\"" << f2(ax.map(x)) << "\" cy=\"" << f2(ay.map(y)) << "\" r=\"3\" fill=\""
+          << (se.dashed ? "white" : se.colour) << "\" stroke=\"" << se.colour << "\"/>\n";
+    s << "<line x1=\"" << f2(r + 10) << "\" y1=\"" << f2(legend_y) << "\" x2=\"" << f2(r + 26) << "\" y2=\""
+      << f2(legend_y) << "\" stroke=\"" << se.colour << "\" stroke-width=\"2\""
+      << (se.dashed ? " stroke-dasharray=\"4 2\"" : "") << "/><text x=\"" << f2(r + 30) << "\" y=\"" << f2(legend_y + 4)
+      << "\">" << xml_escape(se.label) << "</text>\n";
+    legend_y += 15;
+  }
+  s << "</svg>\n";
+  return s.str();
+}
+
+std::string svg_bar_chart(const SvgChart& c, const std::vector<SvgBar>& bars) {
+  const double l = 70, t = 28, r = c.width - 20.0, b = c.height - 60.0;
+  double mn = 0, mx = 0;
+  for (const auto& x : bars) { mn = std::min(mn, x.value); mx = std::max(mx, x.value); }
+  if (mx == mn) mx = mn + 1;
+  Axis ay = make_axis(false, mn, mx, b, t);
+  if (mn >= 0) { ay.lo = 0; }
+  std::ostringstream s;
+  frame(s, c, l, t, r, b);
+  for (double v : ay.ticks()) {
+    double y = ay.map(v);
+    s << "<line x1=\"" << f2(l) << "\" y1=\"" << f2(y) << "\" x2=\"" << f2(r) << "\" y2=\"" << f2(y)
+      << "\" stroke=\"#ddd\"/><text x=\"" << f2(l - 4) << "\" y=\"" << f2(y + 4) << "\" text-anchor=\"end\">"
+      << tick_label(v) << "</text>\n";
+  }
+  double slot = bars.empty() ? 1 : (r - l) / static_cast<double>(bars.size());
+  for (size_t i = 0; i < bars.size(); ++i) {
+    double x = l + slot * static_cast<double>(i), y0 = ay.map(0), y1 = ay.map(bars[i].value);
+    s << "<rect x=\"" << f2(x + slot * 0.15) << "\" y=\"" << f2(std::min(y0, y1)) << "\" width=\"" << f2(slot * 0.7)
+      << "\" height=\"" << f2(std::fabs(y1 - y0)) << "\" fill=\"" << bars[i].colour << "\"/>\n";
+    s << "<text x=\"" << f2(x + slot / 2) << "\" y=\"" << f2(std::min(y0, y1) - 3) << "\" text-anchor=\"middle\">"
+      << f2(bars[i].value) << "</text>\n";
+    s << "<text x=\"" << f2(x + slot / 2) << "\" y=\"" << f2(b + 14) << "\" text-anchor=\"middle\">"
+      << xml_escape(bars[i].label) << "</text>\n";
+  }
+  s << "</svg>\n";
+  return s.str();
+}
+
+}  // namespace xpusim::validation

@@ -1,0 +1,321 @@
+#include "validation/validate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+#include "common/error.hpp"
+#include "common/progress.hpp"
+#include "models/zoo.hpp"
+#include "sim/platform_spec.hpp"
+
+namespace xpusim::validation {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A row cannot be evaluated: the reason becomes part of the output.
+struct Skip {
+  std::string reason;
+};
+
+bool config_exists(const std::string& kind, const std::string& name) {
+  return fs::exists(resolve_config(kind, name));
+}
+
+std::string build_from_framework(const std::string& fw) {
+  auto ends = [&](const std::string& s) { return fw.size() >= s.size() && fw.compare(fw.size() - s.size(), s.size(), s) == 0; };
+  if (ends("-pip")) return "pip";
+  if (ends("-compiled")) return "compiled";
+  return "";
+}
+
+// One prediction per distinct request: many rows (throughput, epoch time, cost) share one.
+class PredictionCache {
+ public:
+  PredictionCache(const ValidateOptions& o) : opts_(o) {}
+  const StepReport& get(const PredictRequest& r) {
+    std::string key = r.placement.device + "|" + std::to_string(r.placement.count) + "|" + r.placement.system + "|" +
+                      r.placement.build + "|" + r.model + "|" + std::to_string(r.batch_per_device) + "|" +
+                      r.precision + "|" + data_source_name(r.data) + "|" + r.engine;
+    for (const auto& o : r.placement.overrides) key += "|" + o;
+    auto it = cache_.find(key);
+    if (it == cache_.end()) {
+      Entry e;
+      try {
+        e.report = opts_.predict ? opts_.predict(r) : predict(r);
+      } catch (const UserError& ex) {
+        e.error = ex.what();
+      } catch (const UnavailableError& ex) {
+        e.error = std::string("unavailable: ") + ex.what();
+      } catch (const std::exception& ex) {
+        e.error = std::string("internal error: ") + ex.what();
+      }
+      it = cache_.emplace(key, std::move(e)).first;
+    }
+    if (!it->second.error.empty()) throw Skip{"engine failed: " + it->second.error};
+    return it->second.report;
+  }
+
+ private:
+  struct Entry {
+    StepReport report;
+    std::string error;
+  };
+  const ValidateOptions& opts_;
+  std::map<std::string, Entry> cache_;
+};
+
+void check_identity(const ReferenceRow& row) {
+  if (row.device.empty()) throw Skip{"device: missing"};
+  if (!config_exists("devices", row.device)) throw Skip{"unknown device '" + row.device + "'"};
+  if (!row.setup.empty() && !config_exists("systems", row.setup)) throw Skip{"unknown system '" + row.setup + "'"};
+  if (!row.num_devices) throw Skip{"num_devices: missing"};
+  if (row.model.empty()) throw Skip{"model: missing"};
+  if (!config_exists("models", row.model)) throw Skip{"unknown model '" + row.model + "'"};
+  if (!row.batch_per_device) throw Skip{"batch_per_device: missing"};
+  if (row.precision.empty()) throw Skip{"precision: missing"};
+  Precision p;
+  if (!parse_precision(row.precision, p)) throw Skip{"unknown precision '" + row.precision + "'"};
+  if (row.data.empty()) throw Skip{"data: missing"};
+  DataSource d;
+  if (!parse_data_source(row.data, d)) throw Skip{"unknown data '" + row.data + "' (synthetic or real)"};
+}
+
+double compile_time_s(const StepReport& r) {
+  auto it = r.extra.find("compile_time_s");
+  if (it != r.extra.end() && it->is_number()) return it->get<double>();
+  return 0;
+}
+
+}  // namespace
+
+PredictRequest request_for_row(const ReferenceRow& row) {
+  PredictRequest q;
+  q.model = row.model;
+  q.batch_per_device = row.batch_per_device.value_or(0);
+  q.precision = row.precision;
+  parse_data_source(row.data, q.data);
+  q.placement.device = row.device;
+  q.placement.count = row.num_devices.value_or(0);
+  q.placement.system = row.setup;
+  q.placement.build = build_from_framework(row.framework);
+  return q;
+}
+
+namespace {
+
+class RowEvaluator {
+ public:
+  explicit RowEvaluator(const ValidateOptions& o) : opts_(o), cache_(o) {}
+
+  RowResult evaluate(const ReferenceRow& row) {
+    RowResult res;
+    res.row = row;
+    try {
+      compute(row, res);
+      res.used = true;
+    } catch (const Skip& s) {
+      res.used = false;
+      res.reason = s.reason;
+      res.predicted.reset();
+      res.error_pct.reset();
+      res.match.reset();
+    }
+    return res;
+  }
+
+ private:
+  const StepReport& predict_row(const ReferenceRow& row) {
+    PredictRequest q = request_for_row(row);
+    q.engine = opts_.engine;
+    auto ov = opts_.overrides.find(row.device);
+    if (ov != opts_.overrides.end()) q.placement.overrides = ov->second;
+    return cache_.get(q);
+  }
+
+  double dataset_examples(const ReferenceRow& row) {
+    std::string name = row.dataset;
+    if (name.empty()) name = find_model(row.model).dataset;
+    if (datasets_.empty()) datasets_ = load_datasets();
+    auto it = datasets_.find(name);
+    if (it == datasets_.end()) throw Skip{"unknown dataset '" + name + "'"};
+    return static_cast<double>(it->second.train_examples);
+  }
+
+  static double throughput(const StepReport& r) {
+    if (!(r.throughput_samples_per_s > 0)) throw Skip{"engine predicted no throughput (" + r.engine + ")"};
+    return r.throughput_samples_per_s;
+  }
+
+  double usd_per_hour(const ReferenceRow& row, const StepReport& rep) {
+    try {
+      double v = opts_.cost.usd_per_hour(row, rep);
+      if (!(v > 0)) throw Skip{"cost model: no positive price for this placement"};
+      return v;
+    } catch (const UserError& e) {
+      throw Skip{std::string("cost model: ") + e.what()};
+    } catch (const UnavailableError& e) {
+      throw Skip{std::string("cost model: ") + e.what()};
+    }
+  }
+
+  double epochs_to(const ReferenceRow& row, const StepReport& rep, const Metric& m) {
+    if (!opts_.cost.epochs_to_accuracy) throw Skip{"cost model not linked"};
+    try {
+      double v = opts_.cost.epochs_to_accuracy(row, rep, is_top5(m.kind), *m.target);
+      if (!(v > 0)) throw Skip{"cost model: target accuracy not reached"};
+      return v;
+    } catch (const UserError& e) {
+      throw Skip{std::string("cost model: ") + e.what()};
+    } catch (const UnavailableError& e) {
+      throw Skip{std::string("cost model: ") + e.what()};
+    }
+  }
+
+  // The K80 baseline of *_relative_to_k80 rows: the same job on one K80 die.
+  ReferenceRow baseline_row(const ReferenceRow& row) {
+    ReferenceRow b = row;
+    b.device = opts_.baseline_device;
+    b.num_devices = 1;
+    b.setup.clear();
+    b.framework.clear();
+    if (!config_exists("devices", b.device)) throw Skip{"unknown baseline device '" + b.device + "'"};
+    return b;
+  }
+
+  void compute(const ReferenceRow& row, RowResult& res) {
+    auto metric = parse_metric(row.metric);
+    if (!metric) throw Skip{"unknown metric '" + row.metric + "'"};
+    if (!row.value) throw Skip{"value: missing"};
+    const double ref = *row.value;
+    if (metric->kind == MetricKind::oom) {
+      if (ref != 0 && ref != 1) throw Skip{"oom: value must be 0 (fits) or 1 (out of memory)"};
+    } else if (!(ref > 0)) {
+      throw Skip{"value: must be > 0 for a relative error"};
+    }
+    check_identity(row);
+    if (needs_price(metric->kind) && !opts_.cost.usd_per_hour) throw Skip{"cost model not linked"};
+    if (needs_accuracy_model(metric->kind) && !opts_.cost.epochs_to_accuracy) throw Skip{"cost model not linked"};
+
+    const StepReport& rep = predict_row(row);
+    res.engine = rep.engine;
+    double pred = 0;
+    switch (metric->kind) {
+      case MetricKind::train_throughput:
+        pred = throughput(rep);
+        break;
+      case MetricKind::epoch_seconds_median_after_first:
+        pred = dataset_examples(row) / throughput(rep);
+        break;
+      case MetricKind::first_epoch_seconds:
+        pred = dataset_examples(row) / throughput(rep) + compile_time_s(rep);
+        break;
+      case MetricKind::oom:
+        pred = rep.fits_in_memory ? 0 : 1;
+        break;
+      case MetricKind::time_relative_to_k80:
+      case MetricKind::cost_relative_to_k80: {
+        ReferenceRow b = baseline_row(row);
+        StepReport base = predict_row(b);  // copy: the cache may grow
+        double t = 1.0 / throughput(rep), tb = 1.0 / throughput(base);
+        pred = t / tb;
+        if (metric->kind == MetricKind::cost_relative_to_k80) pred *= usd_per_hour(row, rep) / usd_per_hour(b, base);
+        break;
+      }
+      case MetricKind::images_per_s_per_usd_per_h:
+        pred = throughput(rep) / usd_per_hour(row, rep);
+        break;
+      case MetricKind::epochs_to_top1:
+      case MetricKind::epochs_to_top5:
+        pred = epochs_to(row, rep, *metric);
+        break;
+      case MetricKind::cost_to_top1:
+      case MetricKind::cost_to_top5:
+      case MetricKind::hours_to_top1:
+      case MetricKind::hours_to_top5:
+      case MetricKind::minutes_to_top1:
+      case MetricKind::minutes_to_top5: {
+        double seconds = epochs_to(row, rep, *metric) * dataset_examples(row) / throughput(rep) + compile_time_s(rep);
+        double hours = seconds / 3600.0;
+        if (metric->kind == MetricKind::cost_to_top1 || metric->kind == MetricKind::cost_to_top5)
+          pred = hours * usd_per_hour(row, rep);
+        else if (metric->kind == MetricKind::hours_to_top1 || metric->kind == MetricKind::hours_to_top5)
+          pred = hours;
+        else
+          pred = seconds / 60.0;
+        break;
+      }
+    }
+    res.predicted = pred;
+    if (metric->kind == MetricKind::oom)
+      res.match = (pred != 0) == (ref != 0);
+    else
+      res.error_pct = error_pct(pred, ref);
+  }
+
+  const ValidateOptions& opts_;
+  PredictionCache cache_;
+  std::map<std::string, DatasetSpec> datasets_;
+};
+
+std::vector<GroupError> group_errors(const std::vector<RowResult>& rows,
+                                     const std::function<std::string(const RowResult&)>& key) {
+  std::map<std::string, std::vector<double>> groups;
+  for (const auto& r : rows)
+    if (r.used && r.error_pct) groups[key(r)].push_back(*r.error_pct);
+  std::vector<GroupError> out;
+  for (const auto& [k, errs] : groups) {
+    GroupError g;
+    g.key = k;
+    g.rows = static_cast<int>(errs.size());
+    g.mape_pct = *mape_pct(errs);
+    double s = 0;
+    for (double e : errs) s += e;
+    g.mean_error_pct = s / static_cast<double>(errs.size());
+    out.push_back(g);
+  }
+  return out;
+}
+
+}  // namespace
+
+void summarize(ValidationResult& r) {
+  r.rows_used = r.rows_skipped = r.oom_matches = r.oom_total = 0;
+  std::vector<double> errs;
+  for (const auto& row : r.rows) {
+    if (!row.used) {
+      ++r.rows_skipped;
+      continue;
+    }
+    ++r.rows_used;
+    if (row.error_pct) errs.push_back(*row.error_pct);
+    if (row.match) {
+      ++r.oom_total;
+      if (*row.match) ++r.oom_matches;
+    }
+  }
+  r.mape_pct = mape_pct(errs);
+  r.by_device = group_errors(r.rows, [](const RowResult& x) { return x.row.device; });
+  r.by_model = group_errors(r.rows, [](const RowResult& x) { return x.row.model; });
+  r.by_metric = group_errors(r.rows, [](const RowResult& x) { return x.row.metric; });
+}
+
+ValidationResult validate_rows(const std::vector<ReferenceRow>& rows, const ValidateOptions& opts,
+                               const std::string& reference_name) {
+  ValidationResult out;
+  out.reference = reference_name;
+  RowEvaluator ev(opts);
+  ProgressBar bar("validate", static_cast<long long>(rows.size()), opts.progress);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    out.rows.push_back(ev.evaluate(rows[i]));
+    bar.update(static_cast<long long>(i + 1), rows[i].device + " " + rows[i].model);
+  }
+  bar.finish();
+  summarize(out);
+  return out;
+}
+
+}  // namespace xpusim::validation
