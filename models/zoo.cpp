@@ -92,20 +92,23 @@ std::vector<ModelSpec> load_zoo() {
   return out;
 }
 
+std::string find_config_file(const std::string& kind, const std::string& name_or_path, const std::string& flag,
+                             const std::string& noun) {
+  std::string path = resolve_config(kind, name_or_path);
+  if (fs::exists(path)) return path;
+  std::vector<std::string> names;
+  fs::path dir = fs::path(config_dir()) / kind;
+  if (fs::is_directory(dir))
+    for (const auto& e : fs::directory_iterator(dir))
+      if (e.path().extension() == ".yaml") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  throw UserError(flag + ": unknown " + noun + " '" + name_or_path + "' (known: " + list + ")");
+}
+
 ModelSpec find_model(const std::string& name_or_path) {
-  std::string path = resolve_config("models", name_or_path);
-  if (!fs::exists(path)) {
-    std::string list;
-    fs::path dir = fs::path(config_dir()) / "models";
-    std::vector<std::string> names;
-    if (fs::is_directory(dir))
-      for (const auto& e : fs::directory_iterator(dir))
-        if (e.path().extension() == ".yaml") names.push_back(e.path().stem().string());
-    std::sort(names.begin(), names.end());
-    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-    throw UserError("--model: unknown model '" + name_or_path + "' (known: " + list + ")");
-  }
-  return load_model_spec(path);
+  return load_model_spec(find_config_file("models", name_or_path, "--model", "model"));
 }
 
 OpGraph build_graph(const ModelSpec& spec, const GraphOptions& o) {

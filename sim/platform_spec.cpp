@@ -64,19 +64,7 @@ SystemSpec load_system_spec(const std::string& path) {
 }
 
 SystemSpec find_system(const std::string& name_or_path, const std::string& flag) {
-  std::string path = resolve_config("systems", name_or_path);
-  if (!fs::exists(path)) {
-    std::vector<std::string> names;
-    fs::path dir = fs::path(config_dir()) / "systems";
-    if (fs::is_directory(dir))
-      for (const auto& e : fs::directory_iterator(dir))
-        if (e.path().extension() == ".yaml") names.push_back(e.path().stem().string());
-    std::sort(names.begin(), names.end());
-    std::string list;
-    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-    throw UserError(flag + ": unknown system '" + name_or_path + "' (known: " + list + ")");
-  }
-  return load_system_spec(path);
+  return load_system_spec(find_config_file("systems", name_or_path, flag, "system"));
 }
 
 std::map<std::string, DatasetSpec> load_datasets() {

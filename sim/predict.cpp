@@ -14,19 +14,7 @@ namespace xpusim {
 namespace fs = std::filesystem;
 
 std::string device_yaml_path(const std::string& device) {
-  std::string path = resolve_config("devices", device);
-  if (!fs::exists(path)) {
-    std::vector<std::string> names;
-    fs::path dir = fs::path(config_dir()) / "devices";
-    if (fs::is_directory(dir))
-      for (const auto& e : fs::directory_iterator(dir))
-        if (e.path().extension() == ".yaml") names.push_back(e.path().stem().string());
-    std::sort(names.begin(), names.end());
-    std::string list;
-    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-    throw UserError("--device: unknown device '" + device + "' (known: " + list + ")");
-  }
-  return path;
+  return find_config_file("devices", device, "--device", "device");
 }
 
 std::string engine_for_device(const std::string& device) {
@@ -44,24 +32,30 @@ Engine& cached_engine(const std::string& name) {
   return *it->second;
 }
 
-StepReport predict(const PredictRequest& r) {
+PreparedRequest prepare_request(const PredictRequest& r) {
   if (r.batch_per_device <= 0) throw UserError("--batch: must be > 0, got " + std::to_string(r.batch_per_device));
   if (r.placement.count <= 0) throw UserError("--count: must be > 0, got " + std::to_string(r.placement.count));
-  GraphOptions o;
-  o.batch = r.batch_per_device;
-  if (!parse_precision(r.precision, o.precision))
+  PreparedRequest p;
+  p.options.batch = r.batch_per_device;
+  if (!parse_precision(r.precision, p.options.precision))
     throw UserError("--precision: unknown precision '" + r.precision + "' (one of " + precision_choices() + ")");
-  ModelSpec spec = find_model(r.model);
-  std::string opt = r.optimizer.empty() ? spec.optimizer : r.optimizer;
-  if (!parse_optimizer(opt, o.training_options.optimizer))
+  p.spec = find_model(r.model);
+  std::string opt = r.optimizer.empty() ? p.spec.optimizer : r.optimizer;
+  if (!parse_optimizer(opt, p.options.training_options.optimizer))
     throw UserError("--optimizer: unknown optimizer '" + opt + "' (sgd_momentum|adam)");
   std::string engine_name = r.engine.empty() ? engine_for_device(r.placement.device) : r.engine;
-  Engine& engine = cached_engine(engine_name);
-  o.training_options.replicas = engine.replicas(r.placement);
-  OpGraph g = build_graph(spec, o);
+  p.engine = &cached_engine(engine_name);
+  p.options.training_options.replicas = p.engine->replicas(r.placement);
+  p.graph_key = p.spec.file + "|" + std::to_string(p.options.batch) + "|" + precision_name(p.options.precision) +
+                "|" + optimizer_name(p.options.training_options.optimizer) + "|" +
+                std::to_string(p.options.training_options.replicas);
+  return p;
+}
+
+StepReport run_prepared(const PredictRequest& r, const PreparedRequest& p, const OpGraph& g) {
   StepRequest req;
   req.graph = &g;
-  req.model = spec.name;
+  req.model = p.spec.name;
   req.placement = r.placement;
   req.data = r.data;
   req.steps = r.steps;
@@ -70,11 +64,17 @@ StepReport predict(const PredictRequest& r) {
   req.threads = r.threads;
   req.trace_path = r.trace_path;
   req.progress = r.progress;
-  StepReport rep = engine.run_step(req);
-  rep.model = spec.name;
-  rep.precision = precision_name(o.precision);
+  StepReport rep = p.engine->run_step(req);
+  rep.model = p.spec.name;
+  rep.precision = precision_name(p.options.precision);
   rep.data = data_source_name(r.data);
   return rep;
+}
+
+StepReport predict(const PredictRequest& r) {
+  PreparedRequest p = prepare_request(r);
+  OpGraph g = build_graph(p.spec, p.options);
+  return run_prepared(r, p, g);
 }
 
 }  // namespace xpusim

@@ -5,7 +5,7 @@
 #pragma once
 #include <string>
 
-#include "models/training.hpp"
+#include "models/zoo.hpp"
 #include "sim/engine.hpp"
 
 namespace xpusim {
@@ -30,5 +30,17 @@ std::string engine_for_device(const std::string& device_name_or_path);
 std::string device_yaml_path(const std::string& device_name_or_path);  // UserError naming --device
 Engine& cached_engine(const std::string& name);
 StepReport predict(const PredictRequest& req);
+
+// predict() in two halves, for callers that reuse graphs across many requests (calibration):
+// prepare_request validates the request and picks the engine and graph options; graph_key
+// names the graph those options build; run_prepared runs the engine on such a graph.
+struct PreparedRequest {
+  ModelSpec spec;
+  GraphOptions options;
+  Engine* engine = nullptr;
+  std::string graph_key;
+};
+PreparedRequest prepare_request(const PredictRequest& r);
+StepReport run_prepared(const PredictRequest& r, const PreparedRequest& p, const OpGraph& g);
 
 }  // namespace xpusim

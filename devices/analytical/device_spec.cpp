@@ -39,21 +39,9 @@ CpuIsa read_isa(SpecReader& r, const std::string& prefix, CpuIsa def) {
                                              [](long long v) { return v >= 0 && v <= 2 ? "" : "must be 0, 1 or 2"; }));
   return isa;
 }
-// configs/devices/NAME.yaml or a path. (sim/predict.cpp has the same lookup, but this library
-// sits below xpusim_engines and must not depend on it.)
+// configs/devices/NAME.yaml or a path.
 std::string device_path(const std::string& name_or_path) {
-  namespace fs = std::filesystem;
-  std::string path = resolve_config("devices", name_or_path);
-  if (fs::exists(path)) return path;
-  std::vector<std::string> names;
-  fs::path dir = fs::path(config_dir()) / "devices";
-  if (fs::is_directory(dir))
-    for (const auto& e : fs::directory_iterator(dir))
-      if (e.path().extension() == ".yaml") names.push_back(e.path().stem().string());
-  std::sort(names.begin(), names.end());
-  std::string list;
-  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-  throw UserError("--device: unknown device '" + name_or_path + "' (known: " + list + ")");
+  return find_config_file("devices", name_or_path, "--device", "device");
 }
 }  // namespace
 
