@@ -8,6 +8,7 @@ void register_all(CLI::App& app) {
   register_backends(app);
   register_predict(app);
   register_run(app);
+  register_train(app);
 }
 
 void add_format_option(CLI::App& cmd, std::string& target, const std::string& choices, const std::string& def) {

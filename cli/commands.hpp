@@ -15,6 +15,7 @@ void register_graph(CLI::App& app);
 void register_backends(CLI::App& app);
 void register_predict(CLI::App& app);
 void register_run(CLI::App& app);
+void register_train(CLI::App& app);
 
 // Shared flag helpers so every command spells and validates them the same way.
 void add_format_option(CLI::App& cmd, std::string& target, const std::string& choices, const std::string& def);

@@ -3,11 +3,13 @@
 #include "sim/engine.hpp"
 
 #include "common/error.hpp"
+#include "devices/cpu/cpu_engine.hpp"
 
 namespace xpusim {
 
 const std::vector<EngineEntry>& engine_registry() {
   static const std::vector<EngineEntry> engines = {
+      {"cpu", [] { return cpu::make_cpu_engine(); }},
   };
   return engines;
 }

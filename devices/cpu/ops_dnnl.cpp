@@ -1,0 +1,390 @@
+// Op handlers backed by oneDNN primitives: convolution (forward, backward data, backward
+// weights), matmul, batch normalisation, eltwise activations and pooling. Tensors keep
+// plain layouts (nchw, oihw, row-major matrices) so that every op reads every tensor
+// without reorders; oneDNN picks its implementation for those layouts (on AVX2 machines a
+// JIT im2col + sgemm convolution). Primitives are created on an op's first run and reused.
+#include <cmath>
+
+#include "common/error.hpp"
+#include "devices/cpu/runner.hpp"
+
+namespace xpusim::cpu {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+
+namespace {
+
+memory::desc plain(const memory::dims& d) {
+  static const tag tags[] = {tag::undef, tag::a, tag::ab, tag::abc, tag::abcd, tag::abcde};
+  return memory::desc(d, dt::f32, tags[d.size()]);
+}
+memory::dims dims_of(const Shape& s) { return memory::dims(s.begin(), s.end()); }
+
+struct Prim : OpState {
+  dnnl::primitive prim;
+  std::unordered_map<int, memory> args;
+  memory workspace;  // pooling max: argmax positions for the backward pass
+};
+
+void exec(Runner& r, Prim& p) {
+  p.prim.execute(r.strm, p.args);
+  r.strm.wait();
+}
+
+// Convolution geometry from the forward op (backward ops pass their forward_op).
+struct ConvGeom {
+  memory::desc src, wei, bias, dst;
+  memory::dims strides, dil, pad_l, pad_r;
+};
+
+ConvGeom conv_geom(const OpGraph& g, int fwd) {
+  const OpNode& op = g.op(fwd);
+  const OpAttrs& a = op.attrs;
+  const Shape& x = g.tensor(op.inputs[0]).desc.shape;
+  const Shape& w = g.tensor(op.inputs[1]).desc.shape;
+  const Shape& y = g.tensor(op.outputs[0]).desc.shape;
+  ConvGeom c;
+  c.src = plain(dims_of(x));
+  c.dst = plain(dims_of(y));
+  if (a.groups > 1)  // [O, C/g, kh, kw] viewed as [g, O/g, C/g, kh, kw]
+    c.wei = plain({a.groups, w[0] / a.groups, w[1], w[2], w[3]});
+  else
+    c.wei = plain(dims_of(w));
+  c.bias = plain({w[0]});
+  c.strides = {a.stride_h, a.stride_w};
+  c.dil = {a.dilation_h - 1, a.dilation_w - 1};  // oneDNN counts dilation from 0
+  // Symmetric padding: oneDNN sizes the output with floor division like PyTorch and the
+  // builder, so right padding beyond the last window is never read.
+  c.pad_l = {a.pad_h, a.pad_w};
+  c.pad_r = c.pad_l;
+  return c;
+}
+
+dnnl::convolution_forward::primitive_desc conv_fwd_pd(Runner& r, const OpGraph& g, int fwd) {
+  ConvGeom c = conv_geom(g, fwd);
+  bool bias = g.op(fwd).attrs.has_bias;
+  auto d = bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
+                                                  dnnl::algorithm::convolution_direct, c.src, c.wei, c.bias,
+                                                  c.dst, c.strides, c.dil, c.pad_l, c.pad_r)
+                : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
+                                                  dnnl::algorithm::convolution_direct, c.src, c.wei, c.dst,
+                                                  c.strides, c.dil, c.pad_l, c.pad_r);
+  return dnnl::convolution_forward::primitive_desc(d, r.eng);
+}
+
+template <class S>
+S& state_of(Runner& r, int op, bool& fresh) {
+  auto& s = r.state[static_cast<size_t>(op)];
+  fresh = !s;
+  if (!s) s = std::make_unique<S>();
+  return static_cast<S&>(*s);
+}
+
+dnnl::algorithm eltwise_alg(ActivationFn f) {
+  // The *_use_dst_for_bwd variants let the backward pass read the output, which is what
+  // the graph hands ActivationBackward ({dy, y}).
+  switch (f) {
+    case ActivationFn::relu: return dnnl::algorithm::eltwise_relu_use_dst_for_bwd;
+    case ActivationFn::sigmoid: return dnnl::algorithm::eltwise_logistic_use_dst_for_bwd;
+    case ActivationFn::tanh: return dnnl::algorithm::eltwise_tanh_use_dst_for_bwd;
+  }
+  return dnnl::algorithm::eltwise_relu_use_dst_for_bwd;
+}
+
+dnnl::eltwise_forward::primitive_desc eltwise_fwd_pd(Runner& r, const OpGraph& g, int fwd) {
+  const OpNode& op = g.op(fwd);
+  memory::desc d = plain({g.tensor(op.inputs[0]).desc.numel()});
+  return dnnl::eltwise_forward::primitive_desc(
+      dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, eltwise_alg(op.attrs.act), d, 0.f, 0.f), r.eng);
+}
+
+// Pooling over 4-D tensors; global pooling writes [N, C] viewed as [N, C, 1, 1].
+struct PoolGeom {
+  memory::desc src, dst;
+  memory::dims strides, kernel, pad_l, pad_r;
+  dnnl::algorithm alg;
+};
+
+PoolGeom pool_geom(const OpGraph& g, int fwd) {
+  const OpNode& op = g.op(fwd);
+  const OpAttrs& a = op.attrs;
+  const Shape& x = g.tensor(op.inputs[0]).desc.shape;
+  const Shape& y = g.tensor(op.outputs[0]).desc.shape;
+  PoolGeom p;
+  p.src = plain(dims_of(x));
+  memory::dims yd = y.size() == 2 ? memory::dims{y[0], y[1], 1, 1} : dims_of(y);
+  p.dst = plain(yd);
+  p.kernel = {a.kernel_h, a.kernel_w};
+  p.strides = a.global_pool ? memory::dims{1, 1} : memory::dims{a.stride_h, a.stride_w};
+  p.pad_l = a.global_pool ? memory::dims{0, 0} : memory::dims{a.pad_h, a.pad_w};
+  p.pad_r = p.pad_l;  // symmetric, floor-sized output (as for convolution)
+  // Average pooling counts padded zeros, as PyTorch's avg_pool2d does by default.
+  p.alg = a.pool == PoolFn::max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_include_padding;
+  return p;
+}
+
+dnnl::pooling_forward::primitive_desc pool_fwd_pd(Runner& r, const OpGraph& g, int fwd) {
+  PoolGeom p = pool_geom(g, fwd);
+  return dnnl::pooling_forward::primitive_desc(
+      dnnl::pooling_forward::desc(dnnl::prop_kind::forward_training, p.alg, p.src, p.dst, p.strides, p.kernel,
+                                  p.pad_l, p.pad_r),
+      r.eng);
+}
+
+bool pool_is_1d_global(const OpGraph& g, int fwd) {
+  return g.tensor(g.op(fwd).inputs[0]).desc.shape.size() == 3;
+}
+
+// Batch norm over [N, C, H, W], or [N, C] viewed as [N, C, 1, 1].
+memory::desc bn_desc(const OpGraph& g, int fwd) {
+  const Shape& x = g.tensor(g.op(fwd).inputs[0]).desc.shape;
+  if (x.size() == 2) return plain({x[0], x[1], 1, 1});
+  if (x.size() == 3) return plain({x[0], x[1], x[2], 1});  // [N, T, F]: channels = T, as the builder sizes gamma
+  return plain(dims_of(x));
+}
+constexpr float kBnEps = 1e-5f;  // PyTorch BatchNorm2d default
+const auto kBnFlags = dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
+
+dnnl::batch_normalization_forward::primitive_desc bn_fwd_pd(Runner& r, const OpGraph& g, int fwd) {
+  return dnnl::batch_normalization_forward::primitive_desc(
+      dnnl::batch_normalization_forward::desc(dnnl::prop_kind::forward_training, bn_desc(g, fwd), kBnEps, kBnFlags),
+      r.eng);
+}
+
+}  // namespace
+
+void Runner::on_Conv2D(const OpGraph& g, int i) {
+  bool fresh;
+  auto& s = state_of<Prim>(*this, i, fresh);
+  const OpNode& op = g.op(i);
+  float* w = weight_operand(i, op.inputs[1]);
+  if (fresh) {
+    auto pd = conv_fwd_pd(*this, g, i);
+    s.prim = dnnl::convolution_forward(pd);
+    s.args[DNNL_ARG_SRC] = memory(pd.src_desc(), eng, ptr(op.inputs[0]));
+    s.args[DNNL_ARG_WEIGHTS] = memory(pd.weights_desc(), eng, w);
+    if (op.attrs.has_bias) s.args[DNNL_ARG_BIAS] = memory(pd.bias_desc(), eng, ptr(op.inputs[2]));
+    s.args[DNNL_ARG_DST] = memory(pd.dst_desc(), eng, ptr(op.outputs[0]));
+  }
+  exec(*this, s);
+}
+
+void Runner::on_Conv2DBackwardData(const OpGraph& g, int i) {
+  bool fresh;
+  auto& s = state_of<Prim>(*this, i, fresh);
+  const OpNode& op = g.op(i);
+  float* w = weight_operand(i, op.inputs[1]);
+  if (fresh) {
+    ConvGeom c = conv_geom(g, op.forward_op);
+    dnnl::convolution_backward_data::primitive_desc pd(
+        dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, c.src, c.wei, c.dst, c.strides,
+                                              c.dil, c.pad_l, c.pad_r),
+        eng, conv_fwd_pd(*this, g, op.forward_op));
+    s.prim = dnnl::convolution_backward_data(pd);
+    s.args[DNNL_ARG_DIFF_DST] = memory(pd.diff_dst_desc(), eng, ptr(op.inputs[0]));
+    s.args[DNNL_ARG_WEIGHTS] = memory(pd.weights_desc(), eng, w);
+    s.args[DNNL_ARG_DIFF_SRC] = memory(pd.diff_src_desc(), eng, ptr(op.outputs[0]));
+  }
+  exec(*this, s);
+}
+
+void Runner::on_Conv2DBackwardFilter(const OpGraph& g, int i) {
+  bool fresh;
+  auto& s = state_of<Prim>(*this, i, fresh);
+  const OpNode& op = g.op(i);
+  if (fresh) {
+    ConvGeom c = conv_geom(g, op.forward_op);
+    bool bias = op.outputs.size() > 1;
+    auto d = bias ? dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, c.src, c.wei,
+                                                             c.bias, c.dst, c.strides, c.dil, c.pad_l, c.pad_r)
+                  : dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, c.src, c.wei,
+                                                             c.dst, c.strides, c.dil, c.pad_l, c.pad_r);
+    dnnl::convolution_backward_weights::primitive_desc pd(d, eng, conv_fwd_pd(*this, g, op.forward_op));
+    s.prim = dnnl::convolution_backward_weights(pd);
+    s.args[DNNL_ARG_SRC] = memory(pd.src_desc(), eng, ptr(op.inputs[0]));
+    s.args[DNNL_ARG_DIFF_DST] = memory(pd.diff_dst_desc(), eng, ptr(op.inputs[1]));
+    s.args[DNNL_ARG_DIFF_WEIGHTS] = memory(pd.diff_weights_desc(), eng, ptr(op.outputs[0]));
+    if (bias) s.args[DNNL_ARG_DIFF_BIAS] = memory(pd.diff_bias_desc(), eng, ptr(op.outputs[1]));
+  }
+  exec(*this, s);
+}
+
+// C[m,n] = op(A)[m,k] x op(B)[k,n] (+ bias). A transposed operand is described by its
+// strides, so no copy is made. A second output is the bias gradient: the column sum of B
+// (the graph's weight-gradient matmul reads {X, dY} and writes {dW, db}).
+void Runner::on_MatMul(const OpGraph& g, int i) {
+  bool fresh;
+  auto& s = state_of<Prim>(*this, i, fresh);
+  const OpNode& op = g.op(i);
+  const OpAttrs& a = op.attrs;
+  bool fwd_bias = op.inputs.size() > 2;
+  float* b = op.phase == Phase::forward || a.trans_b ? weight_operand(i, op.inputs[1]) : ptr(op.inputs[1]);
+  if (fresh) {
+    memory::desc ad(memory::dims{a.m, a.k}, dt::f32, a.trans_a ? memory::dims{1, a.m} : memory::dims{a.k, 1});
+    memory::desc bd(memory::dims{a.k, a.n}, dt::f32, a.trans_b ? memory::dims{1, a.k} : memory::dims{a.n, 1});
+    memory::desc cd = plain({a.m, a.n});
+    memory::desc biasd = plain({1, a.n});
+    auto d = fwd_bias ? dnnl::matmul::desc(ad, bd, biasd, cd) : dnnl::matmul::desc(ad, bd, cd);
+    dnnl::matmul::primitive_desc pd(d, eng);
+    s.prim = dnnl::matmul(pd);
+    s.args[DNNL_ARG_SRC] = memory(ad, eng, ptr(op.inputs[0]));
+    s.args[DNNL_ARG_WEIGHTS] = memory(bd, eng, b);
+    if (fwd_bias) s.args[DNNL_ARG_BIAS] = memory(biasd, eng, ptr(op.inputs[2]));
+    s.args[DNNL_ARG_DST] = memory(cd, eng, ptr(op.outputs[0]));
+  }
+  exec(*this, s);
+  if (op.outputs.size() > 1) {  // db[n] = sum over rows of B
+    const float* bp = ptr(op.inputs[1]);
+    float* db = ptr(op.outputs[1]);
+    const int64_t rows = a.k, cols = a.n;
+#pragma omp parallel for schedule(static)
+    for (int64_t j = 0; j < cols; ++j) {
+      double acc = 0;
+      for (int64_t r = 0; r < rows; ++r) acc += bp[r * cols + j];
+      db[j] = static_cast<float>(acc);
+    }
+  }
+}
+
+// Training-mode batch norm. The graph's two saved statistics hold the batch mean and the
+// batch variance (oneDNN's backward pass takes the variance, not its inverse root).
+void Runner::on_BatchNorm(const OpGraph& g, int i) {
+  bool fresh;
+  auto& s = state_of<Prim>(*this, i, fresh);
+  const OpNode& op = g.op(i);
+  if (fresh) {
+    auto pd = bn_fwd_pd(*this, g, i);
+    s.prim = dnnl::batch_normalization_forward(pd);
+    memory::desc c = plain({g.tensor(op.inputs[1]).desc.numel()});
+    s.args[DNNL_ARG_SRC] = memory(pd.src_desc(), eng, ptr(op.inputs[0]));
+    s.args[DNNL_ARG_SCALE] = memory(c, eng, ptr(op.inputs[1]));
+    s.args[DNNL_ARG_SHIFT] = memory(c, eng, ptr(op.inputs[2]));
+    s.args[DNNL_ARG_DST] = memory(pd.dst_desc(), eng, ptr(op.outputs[0]));
+    s.args[DNNL_ARG_MEAN] = memory(pd.mean_desc(), eng, ptr(op.outputs[1]));
+    s.args[DNNL_ARG_VARIANCE] = memory(pd.variance_desc(), eng, ptr(op.outputs[2]));
+  }
+  exec(*this, s);
+}
+
+void Runner::on_BatchNormBackward(const OpGraph& g, int i) {
+  bool fresh;
+  auto& s = state_of<Prim>(*this, i, fresh);
+  const OpNode& op = g.op(i);  // in: {dy, x, gamma, mean, var}; out: {dx, dgamma, dbeta}
+  if (fresh) {
+    memory::desc d = bn_desc(g, op.forward_op);
+    dnnl::batch_normalization_backward::primitive_desc pd(
+        dnnl::batch_normalization_backward::desc(dnnl::prop_kind::backward, d, d, kBnEps, kBnFlags), eng,
+        bn_fwd_pd(*this, g, op.forward_op));
+    s.prim = dnnl::batch_normalization_backward(pd);
+    memory::desc c = plain({g.tensor(op.inputs[2]).desc.numel()});
+    s.args[DNNL_ARG_DIFF_DST] = memory(d, eng, ptr(op.inputs[0]));
+    s.args[DNNL_ARG_SRC] = memory(d, eng, ptr(op.inputs[1]));
+    s.args[DNNL_ARG_SCALE] = memory(c, eng, ptr(op.inputs[2]));
+    s.args[DNNL_ARG_MEAN] = memory(pd.mean_desc(), eng, ptr(op.inputs[3]));
+    s.args[DNNL_ARG_VARIANCE] = memory(pd.variance_desc(), eng, ptr(op.inputs[4]));
+    s.args[DNNL_ARG_DIFF_SRC] = memory(d, eng, ptr(op.outputs[0]));
+    s.args[DNNL_ARG_DIFF_SCALE] = memory(c, eng, ptr(op.outputs[1]));
+    s.args[DNNL_ARG_DIFF_SHIFT] = memory(c, eng, ptr(op.outputs[2]));
+  }
+  exec(*this, s);
+}
+
+void Runner::on_Activation(const OpGraph& g, int i) {
+  bool fresh;
+  auto& s = state_of<Prim>(*this, i, fresh);
+  const OpNode& op = g.op(i);
+  if (fresh) {
+    auto pd = eltwise_fwd_pd(*this, g, i);
+    s.prim = dnnl::eltwise_forward(pd);
+    s.args[DNNL_ARG_SRC] = memory(pd.src_desc(), eng, ptr(op.inputs[0]));
+    s.args[DNNL_ARG_DST] = memory(pd.dst_desc(), eng, ptr(op.outputs[0]));
+  }
+  exec(*this, s);
+}
+
+void Runner::on_ActivationBackward(const OpGraph& g, int i) {
+  bool fresh;
+  auto& s = state_of<Prim>(*this, i, fresh);
+  const OpNode& op = g.op(i);  // in: {dy, y}
+  if (fresh) {
+    memory::desc d = plain({numel(op.inputs[0])});
+    dnnl::eltwise_backward::primitive_desc pd(
+        dnnl::eltwise_backward::desc(eltwise_alg(op.attrs.act), d, d, 0.f, 0.f), eng,
+        eltwise_fwd_pd(*this, g, op.forward_op));
+    s.prim = dnnl::eltwise_backward(pd);
+    s.args[DNNL_ARG_DIFF_DST] = memory(d, eng, ptr(op.inputs[0]));
+    s.args[DNNL_ARG_DST] = memory(d, eng, ptr(op.inputs[1]));
+    s.args[DNNL_ARG_DIFF_SRC] = memory(d, eng, ptr(op.outputs[0]));
+  }
+  exec(*this, s);
+}
+
+void Runner::on_Pool(const OpGraph& g, int i) {
+  const OpNode& op = g.op(i);
+  if (pool_is_1d_global(g, i)) {  // [N, T, F] -> [N, F]: mean over time
+    const Shape& x = g.tensor(op.inputs[0]).desc.shape;
+    const float* xp = ptr(op.inputs[0]);
+    float* y = ptr(op.outputs[0]);
+    const int64_t n = x[0], t = x[1], f = x[2];
+#pragma omp parallel for schedule(static)
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t k = 0; k < f; ++k) {
+        double acc = 0;
+        for (int64_t s = 0; s < t; ++s) acc += xp[(b * t + s) * f + k];
+        y[b * f + k] = static_cast<float>(acc / static_cast<double>(t));
+      }
+    return;
+  }
+  bool fresh;
+  auto& s = state_of<Prim>(*this, i, fresh);
+  if (fresh) {
+    auto pd = pool_fwd_pd(*this, g, i);
+    s.prim = dnnl::pooling_forward(pd);
+    s.args[DNNL_ARG_SRC] = memory(pd.src_desc(), eng, ptr(op.inputs[0]));
+    s.args[DNNL_ARG_DST] = memory(pd.dst_desc(), eng, ptr(op.outputs[0]));
+    if (op.attrs.pool == PoolFn::max) {
+      s.workspace = memory(pd.workspace_desc(), eng);
+      s.args[DNNL_ARG_WORKSPACE] = s.workspace;
+    }
+  }
+  exec(*this, s);
+}
+
+// Max pooling's backward pass routes gradients through the argmax positions the forward
+// primitive saved in its workspace (the graph's {dy, x, y} inputs name the same data).
+void Runner::on_PoolBackward(const OpGraph& g, int i) {
+  const OpNode& op = g.op(i);
+  if (pool_is_1d_global(g, op.forward_op)) {
+    const Shape& x = g.tensor(op.outputs[0]).desc.shape;
+    const float* dy = ptr(op.inputs[0]);
+    float* dx = ptr(op.outputs[0]);
+    const int64_t n = x[0], t = x[1], f = x[2];
+    const float inv = 1.0f / static_cast<float>(t);
+#pragma omp parallel for schedule(static)
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t s = 0; s < t; ++s)
+        for (int64_t k = 0; k < f; ++k) dx[(b * t + s) * f + k] = dy[b * f + k] * inv;
+    return;
+  }
+  bool fresh;
+  auto& s = state_of<Prim>(*this, i, fresh);
+  if (fresh) {
+    PoolGeom p = pool_geom(g, op.forward_op);
+    dnnl::pooling_backward::primitive_desc pd(
+        dnnl::pooling_backward::desc(p.alg, p.src, p.dst, p.strides, p.kernel, p.pad_l, p.pad_r), eng,
+        pool_fwd_pd(*this, g, op.forward_op));
+    s.prim = dnnl::pooling_backward(pd);
+    s.args[DNNL_ARG_DIFF_DST] = memory(pd.diff_dst_desc(), eng, ptr(op.inputs[0]));
+    s.args[DNNL_ARG_DIFF_SRC] = memory(pd.diff_src_desc(), eng, ptr(op.outputs[0]));
+    if (op.attrs.pool == PoolFn::max) {
+      auto* fs = static_cast<Prim*>(state[static_cast<size_t>(op.forward_op)].get());
+      if (!fs) throw InternalError("pool backward before its forward pass");
+      s.args[DNNL_ARG_WORKSPACE] = fs->workspace;
+    }
+  }
+  exec(*this, s);
+}
+
+}  // namespace xpusim::cpu
