@@ -128,7 +128,7 @@ bool Executor::bf16() const { return r_->bf16; }
 float* Executor::data(int t) { return r_->ptr(t); }
 const float* Executor::data(int t) const { return r_->ptrs[static_cast<size_t>(t)]; }
 float Executor::loss() const { return loss_tensor_ >= 0 ? *data(loss_tensor_) : 0.0f; }
-int64_t Executor::buffer_bytes() const { return r_->block_bytes; }
+int64_t Executor::buffer_bytes() const { return r_->block_bytes + r_->scratch_bytes(); }
 void Executor::set_lr(float lr) { r_->opts.lr = lr; }
 
 void Executor::fill_synthetic() {

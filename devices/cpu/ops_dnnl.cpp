@@ -1,8 +1,8 @@
 // Op handlers backed by oneDNN primitives: convolution (forward, backward data, backward
-// weights), matmul, batch normalisation, eltwise activations and pooling. Tensors keep
-// plain layouts (nchw, oihw, row-major matrices) so that every op reads every tensor
-// without reorders; oneDNN picks its implementation for those layouts (on AVX2 machines a
-// JIT im2col + sgemm convolution). Primitives are created on an op's first run and reused.
+// weights), matmul, batch normalisation, eltwise activations and pooling. Tensors are
+// stored in plain layouts (nchw, oihw, row-major matrices) so that every op can read every
+// tensor; convolutions reorder to and from oneDNN's preferred blocked layout around the
+// primitive (see bind_in). Primitives are created on an op's first run and reused.
 #include <cmath>
 
 #include "common/error.hpp"
@@ -22,16 +22,50 @@ memory::desc plain(const memory::dims& d) {
 }
 memory::dims dims_of(const Shape& s) { return memory::dims(s.begin(), s.end()); }
 
+struct Reorder {
+  dnnl::reorder prim;
+  memory from, to;
+  memory blocked;  // the side in the preferred layout, living in a scratch slot
+  int slot = 0;
+};
+
 struct Prim : OpState {
   dnnl::primitive prim;
   std::unordered_map<int, memory> args;
-  memory workspace;  // pooling max: argmax positions for the backward pass
+  memory workspace;                // pooling max: argmax positions for the backward pass
+  std::vector<Reorder> pre, post;  // plain -> preferred layout before, back after
 };
 
 void exec(Runner& r, Prim& p) {
+  // Blocked copies live in scratch slots shared by all ops (ops run one at a time), so
+  // they cost the largest copy once, not one copy per op.
+  for (auto* v : {&p.pre, &p.post})
+    for (auto& o : *v) o.blocked.set_data_handle(r.scratch(o.slot, o.blocked.get_desc().get_size()));
+  for (auto& o : p.pre) o.prim.execute(r.strm, o.from, o.to);
   p.prim.execute(r.strm, p.args);
+  for (auto& o : p.post) o.prim.execute(r.strm, o.from, o.to);
   r.strm.wait();
 }
+
+// Convolutions run in the layout oneDNN prefers (blocked nChw8c / OIhw8i8o on AVX2, which
+// has JIT kernels; plain nchw only has im2col + sgemm). Inputs are reordered from the
+// plain buffers before the primitive and outputs back after it, as PyTorch's mkldnn path
+// does, so every other op keeps reading plain tensors.
+memory bind_in(Runner& r, Prim& s, const memory::desc& want, const memory::desc& plain_d, float* p, int slot) {
+  memory user(plain_d, r.eng, p);
+  if (want == plain_d) return user;
+  memory m(want, r.eng, DNNL_MEMORY_NONE);
+  s.pre.push_back({dnnl::reorder(user, m), user, m, m, slot});
+  return m;
+}
+memory bind_out(Runner& r, Prim& s, const memory::desc& want, const memory::desc& plain_d, float* p, int slot) {
+  memory user(plain_d, r.eng, p);
+  if (want == plain_d) return user;
+  memory m(want, r.eng, DNNL_MEMORY_NONE);
+  s.post.push_back({dnnl::reorder(m, user), m, user, m, slot});
+  return m;
+}
+memory::desc any_of(const memory::desc& d) { return memory::desc(d.dims(), dt::f32, tag::any); }
 
 // Convolution geometry from the forward op (backward ops pass their forward_op).
 struct ConvGeom {
@@ -64,6 +98,9 @@ ConvGeom conv_geom(const OpGraph& g, int fwd) {
 
 dnnl::convolution_forward::primitive_desc conv_fwd_pd(Runner& r, const OpGraph& g, int fwd) {
   ConvGeom c = conv_geom(g, fwd);
+  c.src = any_of(c.src);
+  c.wei = any_of(c.wei);
+  c.dst = any_of(c.dst);
   bool bias = g.op(fwd).attrs.has_bias;
   auto d = bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
                                                   dnnl::algorithm::convolution_direct, c.src, c.wei, c.bias,
@@ -162,11 +199,12 @@ void Runner::on_Conv2D(const OpGraph& g, int i) {
   float* w = weight_operand(i, op.inputs[1]);
   if (fresh) {
     auto pd = conv_fwd_pd(*this, g, i);
+    ConvGeom c = conv_geom(g, i);
     s.prim = dnnl::convolution_forward(pd);
-    s.args[DNNL_ARG_SRC] = memory(pd.src_desc(), eng, ptr(op.inputs[0]));
-    s.args[DNNL_ARG_WEIGHTS] = memory(pd.weights_desc(), eng, w);
+    s.args[DNNL_ARG_SRC] = bind_in(*this, s, pd.src_desc(), c.src, ptr(op.inputs[0]), 0);
+    s.args[DNNL_ARG_WEIGHTS] = bind_in(*this, s, pd.weights_desc(), c.wei, w, 1);
     if (op.attrs.has_bias) s.args[DNNL_ARG_BIAS] = memory(pd.bias_desc(), eng, ptr(op.inputs[2]));
-    s.args[DNNL_ARG_DST] = memory(pd.dst_desc(), eng, ptr(op.outputs[0]));
+    s.args[DNNL_ARG_DST] = bind_out(*this, s, pd.dst_desc(), c.dst, ptr(op.outputs[0]), 2);
   }
   exec(*this, s);
 }
@@ -179,13 +217,13 @@ void Runner::on_Conv2DBackwardData(const OpGraph& g, int i) {
   if (fresh) {
     ConvGeom c = conv_geom(g, op.forward_op);
     dnnl::convolution_backward_data::primitive_desc pd(
-        dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, c.src, c.wei, c.dst, c.strides,
-                                              c.dil, c.pad_l, c.pad_r),
+        dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, any_of(c.src), any_of(c.wei),
+                                              any_of(c.dst), c.strides, c.dil, c.pad_l, c.pad_r),
         eng, conv_fwd_pd(*this, g, op.forward_op));
     s.prim = dnnl::convolution_backward_data(pd);
-    s.args[DNNL_ARG_DIFF_DST] = memory(pd.diff_dst_desc(), eng, ptr(op.inputs[0]));
-    s.args[DNNL_ARG_WEIGHTS] = memory(pd.weights_desc(), eng, w);
-    s.args[DNNL_ARG_DIFF_SRC] = memory(pd.diff_src_desc(), eng, ptr(op.outputs[0]));
+    s.args[DNNL_ARG_DIFF_DST] = bind_in(*this, s, pd.diff_dst_desc(), c.dst, ptr(op.inputs[0]), 0);
+    s.args[DNNL_ARG_WEIGHTS] = bind_in(*this, s, pd.weights_desc(), c.wei, w, 1);
+    s.args[DNNL_ARG_DIFF_SRC] = bind_out(*this, s, pd.diff_src_desc(), c.src, ptr(op.outputs[0]), 2);
   }
   exec(*this, s);
 }
@@ -197,15 +235,16 @@ void Runner::on_Conv2DBackwardFilter(const OpGraph& g, int i) {
   if (fresh) {
     ConvGeom c = conv_geom(g, op.forward_op);
     bool bias = op.outputs.size() > 1;
-    auto d = bias ? dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, c.src, c.wei,
-                                                             c.bias, c.dst, c.strides, c.dil, c.pad_l, c.pad_r)
-                  : dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, c.src, c.wei,
-                                                             c.dst, c.strides, c.dil, c.pad_l, c.pad_r);
+    auto src = any_of(c.src), wei = any_of(c.wei), dst = any_of(c.dst);
+    auto d = bias ? dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, src, wei, c.bias,
+                                                             dst, c.strides, c.dil, c.pad_l, c.pad_r)
+                  : dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, src, wei, dst,
+                                                             c.strides, c.dil, c.pad_l, c.pad_r);
     dnnl::convolution_backward_weights::primitive_desc pd(d, eng, conv_fwd_pd(*this, g, op.forward_op));
     s.prim = dnnl::convolution_backward_weights(pd);
-    s.args[DNNL_ARG_SRC] = memory(pd.src_desc(), eng, ptr(op.inputs[0]));
-    s.args[DNNL_ARG_DIFF_DST] = memory(pd.diff_dst_desc(), eng, ptr(op.inputs[1]));
-    s.args[DNNL_ARG_DIFF_WEIGHTS] = memory(pd.diff_weights_desc(), eng, ptr(op.outputs[0]));
+    s.args[DNNL_ARG_SRC] = bind_in(*this, s, pd.src_desc(), c.src, ptr(op.inputs[0]), 0);
+    s.args[DNNL_ARG_DIFF_DST] = bind_in(*this, s, pd.diff_dst_desc(), c.dst, ptr(op.inputs[1]), 1);
+    s.args[DNNL_ARG_DIFF_WEIGHTS] = bind_out(*this, s, pd.diff_weights_desc(), c.wei, ptr(op.outputs[0]), 2);
     if (bias) s.args[DNNL_ARG_DIFF_BIAS] = memory(pd.diff_bias_desc(), eng, ptr(op.outputs[1]));
   }
   exec(*this, s);
@@ -282,6 +321,8 @@ void Runner::on_BatchNormBackward(const OpGraph& g, int i) {
     s.args[DNNL_ARG_DIFF_DST] = memory(d, eng, ptr(op.inputs[0]));
     s.args[DNNL_ARG_SRC] = memory(d, eng, ptr(op.inputs[1]));
     s.args[DNNL_ARG_SCALE] = memory(c, eng, ptr(op.inputs[2]));
+    // oneDNN 2.6 asks for the shift too (it does not enter the gradients): the forward's beta.
+    s.args[DNNL_ARG_SHIFT] = memory(c, eng, ptr(g.op(op.forward_op).inputs[2]));
     s.args[DNNL_ARG_MEAN] = memory(pd.mean_desc(), eng, ptr(op.inputs[3]));
     s.args[DNNL_ARG_VARIANCE] = memory(pd.variance_desc(), eng, ptr(op.inputs[4]));
     s.args[DNNL_ARG_DIFF_SRC] = memory(d, eng, ptr(op.outputs[0]));

@@ -6,6 +6,7 @@
 #include <Eigen/Dense>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "common/error.hpp"
@@ -366,6 +367,28 @@ void Runner::on_AllReduce(const OpGraph& g, int i) {
     throw UnavailableError("cpu backend runs a single replica; all-reduce over " + std::to_string(op.attrs.replicas) +
                            " replicas needs a multi-process runtime");
   std::memcpy(ptr(op.outputs[0]), ptr(op.inputs[0]), static_cast<size_t>(numel(op.inputs[0])) * sizeof(float));
+}
+
+void* Runner::scratch(int k, size_t bytes) {
+  const size_t slot = static_cast<size_t>(k);
+  while (scratch_.size() <= slot) {
+    scratch_.emplace_back(nullptr, [](float* p) { std::free(p); });
+    scratch_size_.push_back(0);
+  }
+  if (scratch_size_[slot] < bytes) {
+    size_t sz = (bytes + 63) / 64 * 64;
+    float* p = static_cast<float*>(std::aligned_alloc(64, sz));
+    if (!p) throw UnavailableError("cpu: out of memory allocating " + std::to_string(sz) + " scratch bytes");
+    scratch_[slot].reset(p);
+    scratch_size_[slot] = sz;
+  }
+  return scratch_[slot].get();
+}
+
+int64_t Runner::scratch_bytes() const {
+  int64_t n = 0;
+  for (size_t s : scratch_size_) n += static_cast<int64_t>(s);
+  return n;
 }
 
 int Runner::first_adam_op() {

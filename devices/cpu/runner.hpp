@@ -45,8 +45,13 @@ class Runner final : public OpVisitor<void> {
   std::vector<std::unique_ptr<OpState>> state;      // per op
   std::vector<std::vector<float>> weight_copies;    // per op: bf16-rounded weight
   int first_adam_op();  // Adam's step counter advances once per update phase
+  // Scratch slot k with at least `bytes` (grown on demand; callers re-read the pointer).
+  void* scratch(int k, size_t bytes);
+  int64_t scratch_bytes() const;
  private:
   int first_adam_ = -2;
+  std::vector<std::unique_ptr<float[], void (*)(float*)>> scratch_;
+  std::vector<size_t> scratch_size_;
 };
 
 // Round-to-nearest-even to bf16 precision, in place (values stay in fp32 containers).

@@ -15,10 +15,10 @@ namespace {
 void conv_net(ModelBuilder& b) {
   int x = b.image_input(3, 6, 6);
   int labels = b.labels();
-  int y = b.conv(x, 4, 3, 1, 1, true, "c1");
+  int y = b.conv(x, 4, 3, 1, 1, false, "c1");  // a bias before batch norm has zero gradient
   y = b.relu(b.batch_norm(y, "bn1"), "r1");
   y = b.max_pool(y, 2, 2, 0, "mp");
-  y = b.activation(b.conv(y, 5, 3, 1, 1, false, "c2"), ActivationFn::sigmoid, "s2");
+  y = b.activation(b.conv(y, 5, 3, 1, 1, true, "c2"), ActivationFn::sigmoid, "s2");
   y = b.avg_pool(y, 3, 1, 1, "ap");
   y = b.flatten(y, "flat");
   y = b.activation(b.dense(y, 6, true, "d1"), ActivationFn::tanh, "t1");
