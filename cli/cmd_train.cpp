@@ -25,6 +25,7 @@ nlohmann::json train_json(const cpu::TrainResult& r) {
   j["seed"] = r.options.seed;
   j["threads"] = r.threads;
   j["train_images"] = r.train_images;
+  j["test_images"] = r.test_images;
   j["target_accuracy"] = r.options.target_accuracy;
   j["reached_target"] = r.reached_target;
   j["epochs_to_target"] = r.epochs_to_target;
@@ -59,6 +60,7 @@ void register_train(CLI::App& app) {
   cmd->add_option("--seed", o->seed, "seed for weights, shuffling and dropout")->capture_default_str();
   cmd->add_option("--threads", o->threads, "threads (0 = all cores)")->capture_default_str();
   cmd->add_option("--train-limit", o->train_limit, "use only the first N training images (0 = all)")->capture_default_str();
+  cmd->add_option("--test-limit", o->test_limit, "evaluate on the first N test images (0 = all)")->capture_default_str();
   cmd->add_option("--log", o->log_path, "write a TSV log: epoch, seconds, train_loss, test_accuracy");
   add_format_option(*cmd, *fmt, "table|json|csv", "table");
   cmd->callback([o, backend, fmt] {

@@ -54,21 +54,22 @@ void load_batch(Executor& ex, const Feed& f, const ImageSet& s, const std::vecto
   }
 }
 
-double test_accuracy(Executor& ex, const Feed& f, const ImageSet& test, int64_t batch, float mean, float inv_std) {
-  std::vector<int64_t> order(static_cast<size_t>(test.count));
+double test_accuracy(Executor& ex, const Feed& f, const ImageSet& test, int64_t count, int64_t batch, float mean,
+                     float inv_std) {
+  std::vector<int64_t> order(static_cast<size_t>(count));
   std::iota(order.begin(), order.end(), 0);
   int64_t correct = 0;
   const float* probs = ex.data(ex.probs_tensor());
-  for (int64_t first = 0; first < test.count; first += batch) {
+  for (int64_t first = 0; first < count; first += batch) {
     load_batch(ex, f, test, order, first, batch, mean, inv_std);
     ex.forward(false);
-    for (int64_t b = 0; b < batch && first + b < test.count; ++b) {
+    for (int64_t b = 0; b < batch && first + b < count; ++b) {
       const float* p = probs + b * 10;
       int64_t best = std::max_element(p, p + 10) - p;
       correct += best == test.labels[static_cast<size_t>(first + b)];
     }
   }
-  return static_cast<double>(correct) / static_cast<double>(test.count);
+  return static_cast<double>(correct) / static_cast<double>(count);
 }
 
 }  // namespace
@@ -81,6 +82,7 @@ TrainResult train_fashion_mnist(const TrainOptions& o) {
   if (o.batch <= 0) throw UserError("--batch: must be > 0");
   if (o.lr < 0) throw UserError("--lr: must be > 0");
   if (o.train_limit < 0) throw UserError("--train-limit: must be >= 0");
+  if (o.test_limit < 0) throw UserError("--test-limit: must be >= 0");
   if (o.threads < 0) throw UserError("--threads: must be >= 0");
 
   ModelSpec spec = find_model(o.model);
@@ -135,6 +137,8 @@ TrainResult train_fashion_mnist(const TrainOptions& o) {
   res.threads = ex.threads();
   res.bf16_mode = ex.bf16() ? bf16_mode_description() : "off";
   res.train_images = n_train;
+  const int64_t n_test = o.test_limit > 0 ? std::min(o.test_limit, data.test.count) : data.test.count;
+  res.test_images = n_test;
   if (log) log << "epoch\tseconds\ttrain_loss\ttest_accuracy\n";
 
   const int64_t steps = n_train / o.batch;  // the last partial batch is dropped
@@ -159,7 +163,7 @@ TrainResult train_fashion_mnist(const TrainOptions& o) {
     EpochRecord r;
     r.epoch = epoch;
     r.train_loss = loss_sum / static_cast<double>(steps);
-    r.test_accuracy = test_accuracy(ex, feed, data.test, o.batch, mean, inv_std);
+    r.test_accuracy = test_accuracy(ex, feed, data.test, n_test, o.batch, mean, inv_std);
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     res.epochs.push_back(r);
     if (log) log << r.epoch << '\t' << r.seconds << '\t' << r.train_loss << '\t' << r.test_accuracy << '\n' << std::flush;

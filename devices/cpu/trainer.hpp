@@ -21,6 +21,7 @@ struct TrainOptions {
   uint64_t seed = 1;
   int threads = 0;
   int64_t train_limit = 0;         // use only the first N training images (0 = all)
+  int64_t test_limit = 0;          // evaluate on the first N test images (0 = all 10,000)
   std::string log_path;            // TSV log; empty = none
   bool progress = true;
 };
@@ -29,7 +30,7 @@ struct EpochRecord {
   int epoch = 0;
   double seconds = 0;        // cumulative wall time since training started (incl. evaluation)
   double train_loss = 0;     // mean over the epoch's steps
-  double test_accuracy = 0;  // on the 10,000 test images
+  double test_accuracy = 0;  // on the test images (all 10,000 unless test_limit)
 };
 
 struct TrainResult {
@@ -39,6 +40,7 @@ struct TrainResult {
   int threads = 0;
   std::string bf16_mode;
   int64_t train_images = 0;
+  int64_t test_images = 0;
   std::vector<EpochRecord> epochs;
   bool reached_target = false;
   int epochs_to_target = 0;        // 0 when not reached

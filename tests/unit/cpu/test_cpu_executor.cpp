@@ -230,6 +230,7 @@ TEST_CASE("trainer stops on a non-finite loss and names the epoch", "[cpu][train
 TEST_CASE("short Fashion-MNIST training reaches a lowered target", "[cpu][train]") {
   TrainOptions o;
   o.train_limit = 6000;
+  o.test_limit = 2000;
   o.epochs_max = 2;
   o.target_accuracy = 0.70;
   o.threads = 2;
