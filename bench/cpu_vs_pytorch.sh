@@ -4,13 +4,14 @@
 # data, SGD momentum. Runs are interleaved (xpusim, pytorch, xpusim, ...) REPS times so that
 # load from other processes hits both alike; the summary quotes medians.
 #   bench/cpu_vs_pytorch.sh [build/cli/xpusim] [REPS=3] [STEPS=3] [WARMUP=1] [THREADS=2]
-# Environment: CASES="resnet50:16 alexnet:32 vgg16:8 inception_v3:8" to choose cases.
+# Environment: OUT=FILE keeps the raw JSON lines; CASES="resnet50:16 alexnet:32 vgg16:8 inception_v3:8" to choose cases.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 xpusim="${1:-$here/../build/cli/xpusim}"
 reps="${2:-3}" steps="${3:-3}" warmup="${4:-1}" threads="${5:-2}"
 cases="${CASES:-resnet50:16 alexnet:32 vgg16:8 inception_v3:8}"
-out="$(mktemp -d)/results.jsonl"
+out="${OUT:-$(mktemp -d)/results.jsonl}"
+echo "results: $out" >&2
 for rep in $(seq 1 "$reps"); do
   for c in $cases; do
     m="${c%%:*}" b="${c##*:}"

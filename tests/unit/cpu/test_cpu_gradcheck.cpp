@@ -15,7 +15,9 @@ namespace {
 void conv_net(ModelBuilder& b) {
   int x = b.image_input(3, 6, 6);
   int labels = b.labels();
-  int y = b.conv(x, 4, 3, 1, 1, false, "c1");  // a bias before batch norm has zero gradient
+  // 8 channels: batch norm takes oneDNN's channel-blocked path (the 2-D batch norm of
+  // branch_net takes the plain one). A bias before batch norm has zero gradient.
+  int y = b.conv(x, 8, 3, 1, 1, false, "c1");
   y = b.relu(b.batch_norm(y, "bn1"), "r1");
   y = b.max_pool(y, 2, 2, 0, "mp");
   y = b.activation(b.conv(y, 5, 3, 1, 1, true, "c2"), ActivationFn::sigmoid, "s2");
