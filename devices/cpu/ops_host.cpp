@@ -14,6 +14,11 @@
 
 namespace xpusim::cpu {
 
+// Elementwise loops below this many elements run on one thread: a parallel region costs a
+// fork/join (and, on a loaded machine, a wait for every thread to be scheduled), which
+// dominates small tensors such as batch-norm scales and biases. Results do not change.
+constexpr int64_t kParallelMin = 1 << 15;
+
 using RowMat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using MapMat = Eigen::Map<RowMat>;
 using CMapMat = Eigen::Map<const RowMat>;
@@ -28,7 +33,7 @@ Runner::Runner(const OpGraph& g, const ExecOptions& o)
 // bf16 is fp32 with the low 16 mantissa bits dropped; round to nearest even on the
 // dropped half (NaN stays NaN because its exponent bits are kept).
 void round_to_bf16(float* p, int64_t n) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > kParallelMin)
   for (int64_t i = 0; i < n; ++i) {
     uint32_t u;
     std::memcpy(&u, &p[i], 4);
@@ -58,7 +63,7 @@ void Runner::on_Add(const OpGraph& g, int i) {
   const int64_t n = numel(op.outputs[0]);
   std::vector<const float*> xs;
   for (int t : op.inputs) xs.push_back(ptr(t));
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > kParallelMin)
   for (int64_t k = 0; k < n; ++k) {
     float acc = xs[0][k];
     for (size_t j = 1; j < xs.size(); ++j) acc += xs[j][k];
@@ -72,7 +77,7 @@ void Runner::on_Mul(const OpGraph& g, int i) {
   const float* b = ptr(op.inputs[1]);
   float* y = ptr(op.outputs[0]);
   const int64_t n = numel(op.outputs[0]);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > kParallelMin)
   for (int64_t k = 0; k < n; ++k) y[k] = a[k] * b[k];
 }
 
@@ -135,7 +140,7 @@ void Runner::on_Dropout(const OpGraph& g, int i) {
   const float scale = 1.0f / (1.0f - rate);
   const bool on = training && rate > 0;
   const uint64_t seed = opts.seed, step = dropout_step;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > kParallelMin)
   for (int64_t k = 0; k < n; ++k) {
     float keep = !on || hash_uniform(seed, static_cast<uint64_t>(i), step, static_cast<uint64_t>(k)) >= rate ? 1.f : 0.f;
     mask[k] = keep;
@@ -150,7 +155,7 @@ void Runner::on_DropoutBackward(const OpGraph& g, int i) {
   float* dx = ptr(op.outputs[0]);
   const int64_t n = numel(op.outputs[0]);
   const float scale = 1.0f / (1.0f - static_cast<float>(g.op(op.forward_op).attrs.rate));
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > kParallelMin)
   for (int64_t k = 0; k < n; ++k) dx[k] = dy[k] * mask[k] * scale;
 }
 
@@ -218,7 +223,7 @@ void Runner::on_Embedding(const OpGraph& g, int i) {
     if (ids[k] < 0 || ids[k] >= static_cast<float>(vocab))
       throw UserError("embedding " + op.name + ": token id " + std::to_string(ids[k]) + " outside [0, " +
                       std::to_string(vocab) + ")");
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > kParallelMin)
   for (int64_t k = 0; k < n; ++k)
     std::memcpy(y + k * dim, table + static_cast<int64_t>(ids[k]) * dim, static_cast<size_t>(dim) * sizeof(float));
 }
@@ -333,7 +338,7 @@ void Runner::on_SGDMomentumUpdate(const OpGraph& g, int i) {
   float* v = ptr(op.inputs[2]);
   const int64_t n = numel(op.inputs[0]);
   const float mu = opts.momentum, lr = opts.lr, wd = opts.weight_decay;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > kParallelMin)
   for (int64_t k = 0; k < n; ++k) {
     v[k] = mu * v[k] + gr[k] + wd * w[k];
     w[k] -= lr * v[k];
@@ -351,7 +356,7 @@ void Runner::on_AdamUpdate(const OpGraph& g, int i) {
   const int64_t n = numel(op.inputs[0]);
   const float b1 = opts.adam_beta1, b2 = opts.adam_beta2, eps = opts.adam_eps, lr = opts.lr;
   const float c1 = 1.0f - std::pow(b1, static_cast<float>(adam_t)), c2 = 1.0f - std::pow(b2, static_cast<float>(adam_t));
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > kParallelMin)
   for (int64_t k = 0; k < n; ++k) {
     const float gk = gr[k] + opts.weight_decay * w[k];
     m[k] = b1 * m[k] + (1 - b1) * gk;
