@@ -8,6 +8,7 @@
 #ifdef XPUSIM_HAVE_CUDA
 #include "devices/cuda/cuda_engine.hpp"
 #endif
+#include "devices/cpu/cpu_engine.hpp"
 
 namespace xpusim {
 
@@ -18,6 +19,7 @@ const std::vector<EngineEntry>& engine_registry() {
 #ifdef XPUSIM_HAVE_CUDA
       {"cuda", [] { return xpusim::cuda::make_cuda_engine(); }},
 #endif
+      {"cpu", [] { return cpu::make_cpu_engine(); }},
   };
   return engines;
 }

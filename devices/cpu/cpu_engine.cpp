@@ -1,0 +1,132 @@
+#include "devices/cpu/cpu_engine.hpp"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <dnnl.hpp>
+
+#include "common/error.hpp"
+#include "common/progress.hpp"
+#include "devices/cpu/executor.hpp"
+
+namespace xpusim::cpu {
+
+int64_t peak_rss_bytes() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<int64_t>(u.ru_maxrss) * 1024;  // Linux reports kilobytes
+}
+
+namespace {
+
+const char* isa_name(dnnl::cpu_isa isa) {
+  switch (isa) {
+    case dnnl::cpu_isa::sse41: return "sse41";
+    case dnnl::cpu_isa::avx: return "avx";
+    case dnnl::cpu_isa::avx2: return "avx2";
+    case dnnl::cpu_isa::avx512_core: return "avx512_core";
+    case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
+    default: return "other";
+  }
+}
+
+bool native_bf16() {
+  dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+  return isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
+}
+
+class CpuEngine final : public Engine {
+ public:
+  std::string name() const override { return "cpu"; }
+  std::string description() const override {
+    return "real training steps on this CPU (oneDNN " + std::to_string(dnnl::version()->major) + "." +
+           std::to_string(dnnl::version()->minor) + ", Eigen), ISA " + isa_name(dnnl::get_effective_cpu_isa());
+  }
+  Availability availability() const override { return {true, true, ""}; }
+  int replicas(const Placement&) const override { return 1; }  // one machine, one replica
+
+  StepReport run_step(const StepRequest& req) override {
+    const OpGraph& g = *req.graph;
+    const Precision p = g.precision;
+    if (p != Precision::fp32 && p != Precision::bf16 && p != Precision::mixed_bf16)
+      throw UserError(std::string("--precision: the cpu backend runs fp32 or bf16, not ") + precision_name(p));
+    if (req.threads < 0) throw UserError("--threads: must be >= 0");
+    ExecOptions o;
+    o.seed = req.seed;
+    o.threads = req.threads;
+    Executor ex(g, o);
+    ex.fill_synthetic();
+    ProgressBar bar("cpu " + req.model, req.warmup + req.steps, req.progress);
+    double first_loss = NAN;
+    for (int s = 0; s < req.warmup; ++s) {
+      ex.step();
+      if (s == 0) first_loss = ex.loss();
+      bar.update(s + 1, "warm-up");
+    }
+    ex.reset_timers();
+    auto t0 = std::chrono::steady_clock::now();
+    for (int s = 0; s < req.steps; ++s) {
+      ex.step();
+      if (std::isnan(first_loss)) first_loss = ex.loss();
+      bar.update(req.warmup + s + 1, "timed");
+    }
+    const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    bar.finish();
+
+    StepReport r;
+    r.engine = "cpu";
+    r.device = "cpu";
+    r.count = 1;
+    r.batch_per_device = g.batch;
+    r.global_batch = g.batch;
+    r.step_time_s = total / req.steps;
+    r.throughput_samples_per_s = static_cast<double>(g.batch) / r.step_time_s;
+    r.memory_bytes = ex.buffer_bytes();
+    r.memory_capacity_bytes = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
+    r.fits_in_memory = r.memory_bytes <= r.memory_capacity_bytes;
+    r.bottleneck = "measured";
+    double gemm_s = 0;
+    for (OpKind k : all_op_kinds()) {
+      double s = ex.seconds_by_kind()[static_cast<size_t>(k)];
+      if (s <= 0) continue;
+      r.per_op_s[op_kind_name(k)] = s / req.steps;
+      if (k == OpKind::Conv2D || k == OpKind::Conv2DBackwardData || k == OpKind::Conv2DBackwardFilter ||
+          k == OpKind::MatMul)
+        gemm_s += s;
+    }
+    nlohmann::json per_op(r.per_op_s);
+    r.extra["per_op"] = per_op;
+    r.extra["peak_rss_bytes"] = peak_rss_bytes();
+    r.extra["threads"] = ex.threads();
+    r.extra["steps"] = req.steps;
+    r.extra["warmup"] = req.warmup;
+    r.extra["isa"] = isa_name(dnnl::get_effective_cpu_isa());
+    r.extra["bf16_mode"] = ex.bf16() ? bf16_mode_description() : "off";
+    r.extra["conv_matmul_gflops_per_s"] = gemm_s > 0 ? ex.conv_matmul_flops() / gemm_s / 1e9 : 0.0;
+    double step_flops = 0;
+    for (int i = 0; i < g.num_ops(); ++i) step_flops += g.op(i).work.flops;
+    r.extra["train_step_flops"] = step_flops;  // counted on the graph (models/work.cpp)
+    r.extra["loss_first"] = first_loss;
+    r.extra["loss_last"] = static_cast<double>(ex.loss());
+    return r;
+  }
+};
+
+}  // namespace
+
+std::string bf16_mode_description() {
+  // oneDNN 2.6 creates no bf16 convolution or matmul primitive below avx512_core
+  // ("could not create a primitive descriptor"), so without AVX512 the cpu backend emulates
+  // bf16 numerics: every bf16 tensor of the graph and the weight operands of conv/matmul
+  // are rounded to bf16 (nearest even), arithmetic and master weights stay fp32.
+  return native_bf16() ? "emulated: bf16-rounded storage, fp32 compute (native bf16 primitives not wired)"
+                       : "emulated: bf16-rounded storage, fp32 compute (no avx512_bf16 on this CPU)";
+}
+
+std::unique_ptr<Engine> make_cpu_engine() { return std::make_unique<CpuEngine>(); }
+
+}  // namespace xpusim::cpu

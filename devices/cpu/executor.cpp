@@ -1,0 +1,203 @@
+#include "devices/cpu/executor.hpp"
+
+#include <omp.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+#include "common/error.hpp"
+#include "devices/cpu/memory_plan.hpp"
+#include "devices/cpu/runner.hpp"
+
+namespace xpusim::cpu {
+
+namespace {
+
+void free_floats(float* p) { std::free(p); }
+
+// One deterministic stream per tensor, independent of allocation order.
+std::mt19937_64 tensor_rng(uint64_t seed, int tensor) {
+  std::seed_seq s{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32), static_cast<uint32_t>(tensor)};
+  return std::mt19937_64(s);
+}
+
+// The first consumer of tensor t and the input slot it reads t from.
+std::pair<int, int> first_consumer(const OpGraph& g, int t) {
+  for (int i : g.consumers(t)) {
+    const OpNode& op = g.op(i);
+    for (size_t k = 0; k < op.inputs.size(); ++k)
+      if (op.inputs[k] == t) return {i, static_cast<int>(k)};
+  }
+  return {-1, -1};
+}
+
+void fill_normal(float* p, int64_t n, double stddev, std::mt19937_64& rng) {
+  std::normal_distribution<float> d(0.0f, static_cast<float>(stddev));
+  for (int64_t i = 0; i < n; ++i) p[i] = d(rng);
+}
+
+void fill_uniform(float* p, int64_t n, double a, std::mt19937_64& rng) {
+  std::uniform_real_distribution<float> d(static_cast<float>(-a), static_cast<float>(a));
+  for (int64_t i = 0; i < n; ++i) p[i] = d(rng);
+}
+
+// Weight initialisation by the layer that reads the weight: He normal for conv and dense
+// (He et al. 2015, std = sqrt(2 / fan_in)), ones/zeros for batch-norm scale/shift, zero
+// biases, Keras defaults for LSTM (Glorot-like 1/sqrt(fan_in), forget-gate bias 1) and
+// embeddings (uniform +-0.05).
+void init_weight(const OpGraph& g, int t, float* p, uint64_t seed) {
+  const Tensor& T = g.tensor(t);
+  const int64_t n = T.desc.numel();
+  auto rng = tensor_rng(seed, t);
+  auto [op, slot] = first_consumer(g, t);
+  if (op < 0) {
+    std::memset(p, 0, static_cast<size_t>(n) * sizeof(float));
+    return;
+  }
+  const OpNode& c = g.op(op);
+  const Shape& s = T.desc.shape;
+  switch (c.kind) {
+    case OpKind::Conv2D:
+      if (slot == 1) fill_normal(p, n, std::sqrt(2.0 / static_cast<double>(s[1] * s[2] * s[3])), rng);
+      else std::memset(p, 0, static_cast<size_t>(n) * sizeof(float));
+      return;
+    case OpKind::MatMul:
+      if (slot == 1) fill_normal(p, n, std::sqrt(2.0 / static_cast<double>(s[0])), rng);
+      else std::memset(p, 0, static_cast<size_t>(n) * sizeof(float));
+      return;
+    case OpKind::BatchNorm:
+      for (int64_t i = 0; i < n; ++i) p[i] = slot == 1 ? 1.0f : 0.0f;
+      return;
+    case OpKind::LSTM:
+      if (slot == 3) {
+        const int64_t h = c.attrs.hidden;
+        for (int64_t i = 0; i < n; ++i) p[i] = (i >= h && i < 2 * h) ? 1.0f : 0.0f;
+      } else {
+        fill_uniform(p, n, 1.0 / std::sqrt(static_cast<double>(s[0])), rng);
+      }
+      return;
+    case OpKind::Embedding:
+      fill_uniform(p, n, 0.05, rng);
+      return;
+    default:
+      fill_normal(p, n, 0.05, rng);
+      return;
+  }
+}
+
+bool is_forward(const OpNode& op) { return op.phase == Phase::forward; }
+bool is_backward(const OpNode& op) { return op.phase == Phase::backward || op.phase == Phase::communication; }
+bool is_update(const OpNode& op) { return op.phase == Phase::update; }
+
+}  // namespace
+
+Executor::Executor(const OpGraph& g, const ExecOptions& opts) : g_(g) {
+  if (!g.is_training_step) throw InternalError("cpu executor needs a lowered training step");
+  threads_ = opts.threads > 0 ? opts.threads : omp_get_num_procs();
+  // oneDNN (built on OpenMP in Debian) and our own loops share this setting.
+  omp_set_num_threads(threads_);
+  r_ = std::make_unique<Runner>(g, opts);
+  order_ = g.schedule();
+  MemoryPlan plan = plan_memory(g, opts.plan_memory);
+  for (int64_t floats : plan.block_floats) {
+    size_t bytes = (static_cast<size_t>(floats) * sizeof(float) + 63) / 64 * 64;
+    float* p = static_cast<float*>(std::aligned_alloc(64, bytes));
+    if (!p) throw UnavailableError("cpu: out of memory allocating " + std::to_string(bytes) + " bytes");
+    std::memset(p, 0, bytes);
+    r_->blocks.emplace_back(p, &free_floats);
+    r_->block_bytes += static_cast<int64_t>(bytes);
+  }
+  r_->ptrs.resize(static_cast<size_t>(g.num_tensors()));
+  for (int t = 0; t < g.num_tensors(); ++t)
+    r_->ptrs[static_cast<size_t>(t)] = r_->blocks[static_cast<size_t>(plan.block_of[static_cast<size_t>(t)])].get();
+  for (int t = 0; t < g.num_tensors(); ++t) {
+    const Tensor& T = g.tensor(t);
+    if (T.role == TensorRole::weight) init_weight(g, t, data(t), opts.seed);
+    if (T.role == TensorRole::loss && loss_tensor_ < 0) loss_tensor_ = t;
+  }
+  for (int i = 0; i < g.num_ops(); ++i)
+    if (g.op(i).kind == OpKind::SoftmaxCrossEntropy && probs_tensor_ < 0) probs_tensor_ = g.op(i).outputs[1];
+}
+
+Executor::~Executor() = default;
+
+bool Executor::bf16() const { return r_->bf16; }
+float* Executor::data(int t) { return r_->ptr(t); }
+const float* Executor::data(int t) const { return r_->ptrs[static_cast<size_t>(t)]; }
+float Executor::loss() const { return loss_tensor_ >= 0 ? *data(loss_tensor_) : 0.0f; }
+int64_t Executor::buffer_bytes() const { return r_->block_bytes + r_->scratch_bytes(); }
+void Executor::set_lr(float lr) { r_->opts.lr = lr; }
+
+void Executor::fill_synthetic() {
+  for (int i = 0; i < g_.num_ops(); ++i) {
+    const OpNode& op = g_.op(i);
+    if (op.kind != OpKind::Input) continue;
+    for (int t : op.outputs) {
+      const Tensor& T = g_.tensor(t);
+      auto rng = tensor_rng(r_->opts.seed ^ 0x5eed, t);
+      float* p = data(t);
+      const int64_t n = T.desc.numel();
+      // Integer tensors: the range comes from the op that reads them.
+      int64_t range = 0;
+      for (int c : g_.consumers(t)) {
+        const OpNode& co = g_.op(c);
+        if (co.kind == OpKind::Embedding && co.inputs[0] == t) range = g_.tensor(co.inputs[1]).desc.shape[0];
+        if (co.kind == OpKind::SoftmaxCrossEntropy && co.inputs[1] == t)
+          range = std::max<int64_t>(2, g_.tensor(co.inputs[0]).desc.shape.back());
+      }
+      if (T.desc.dtype == DType::int32) {
+        std::uniform_int_distribution<int64_t> d(0, std::max<int64_t>(1, range) - 1);
+        for (int64_t k = 0; k < n; ++k) p[k] = static_cast<float>(d(rng));
+      } else {
+        fill_normal(p, n, 1.0, rng);
+        if (r_->bf16) round_to_bf16(p, n);
+      }
+    }
+  }
+}
+
+void Executor::run_phase(bool (*select)(const OpNode&)) {
+  for (int i : order_) {
+    const OpNode& op = g_.op(i);
+    if (!select(op)) continue;
+    auto t0 = std::chrono::steady_clock::now();
+    r_->visit(g_, i);
+    if (r_->bf16)
+      for (int t : op.outputs) {
+        const Tensor& T = g_.tensor(t);
+        if (T.desc.dtype == DType::bf16 && !T.is_view) round_to_bf16(data(t), T.desc.numel());
+      }
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    seconds_[static_cast<size_t>(op.kind)] += s;
+    if (op.kind == OpKind::Conv2D || op.kind == OpKind::Conv2DBackwardData ||
+        op.kind == OpKind::Conv2DBackwardFilter || op.kind == OpKind::MatMul)
+      flops_ += op.work.flops;
+  }
+}
+
+void Executor::forward(bool training) {
+  r_->training = training;
+  run_phase(is_forward);
+  r_->training = true;
+}
+void Executor::backward() { run_phase(is_backward); }
+void Executor::update() { run_phase(is_update); }
+
+void Executor::step() {
+  forward(true);
+  backward();
+  update();
+  ++r_->dropout_step;
+}
+
+const std::array<double, kNumOpKinds>& Executor::seconds_by_kind() const { return seconds_; }
+double Executor::conv_matmul_flops() const { return flops_; }
+void Executor::reset_timers() {
+  seconds_.fill(0.0);
+  flops_ = 0;
+}
+
+}  // namespace xpusim::cpu

@@ -1,0 +1,72 @@
+// Executor: runs a lowered training-step OpGraph for real on this CPU (oneDNN + Eigen).
+// It owns one fp32 buffer per tensor (tensors with disjoint lifetimes share storage, see
+// memory_plan.hpp), initialises weights from a seed, and runs forward, backward and
+// optimizer update with per-op-kind wall-clock timing. Integer tensors (token ids, labels)
+// and dropout masks are stored as exact small integers in fp32 buffers.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/graph.hpp"
+
+namespace xpusim::cpu {
+
+struct ExecOptions {
+  uint64_t seed = 1;
+  int threads = 0;          // 0 = all cores (omp_get_num_procs)
+  bool plan_memory = true;  // share buffers between tensors whose lifetimes do not overlap
+  // Optimizer hyperparameters; the graph carries none (PyTorch conventions, see update ops).
+  float lr = 0.01f;
+  float momentum = 0.9f;
+  float weight_decay = 0.0f;
+  float adam_beta1 = 0.9f, adam_beta2 = 0.999f, adam_eps = 1e-8f;
+};
+
+class Runner;  // the OpVisitor that executes ops (runner.hpp)
+
+class Executor {
+ public:
+  Executor(const OpGraph& g, const ExecOptions& opts);
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  // Fills inputs with synthetic data (normal images, uniform ids and labels) from the seed.
+  void fill_synthetic();
+  // training=false: dropout is the identity (batch norm still uses batch statistics).
+  void forward(bool training = true);
+  void backward();  // backward and communication phases
+  void update();    // optimizer phase
+  void step();      // forward(true) + backward + update; advances the dropout stream
+
+  float* data(int tensor);
+  const float* data(int tensor) const;
+  float loss() const;         // value of the (first) loss tensor
+  int loss_tensor() const { return loss_tensor_; }
+  int probs_tensor() const { return probs_tensor_; }  // softmax output of the loss op
+  int threads() const { return threads_; }
+  bool bf16() const;
+  int64_t buffer_bytes() const;  // bytes of all tensor storage
+  void set_lr(float lr);
+
+  // Seconds spent per op kind since the last reset (summed over steps), and FLOPs of the
+  // conv/matmul ops run in that time (work counted on the graph, not recounted here).
+  const std::array<double, kNumOpKinds>& seconds_by_kind() const;
+  double conv_matmul_flops() const;
+  void reset_timers();
+
+ private:
+  void run_phase(bool (*select)(const OpNode&));
+  const OpGraph& g_;
+  std::unique_ptr<Runner> r_;
+  int loss_tensor_ = -1, probs_tensor_ = -1;
+  int threads_ = 1;
+  std::array<double, kNumOpKinds> seconds_{};
+  double flops_ = 0;
+  std::vector<int> order_;  // the graph's schedule, computed once
+};
+
+}  // namespace xpusim::cpu

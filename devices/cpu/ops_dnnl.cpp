@@ -1,0 +1,442 @@
+// Op handlers backed by oneDNN primitives: convolution (forward, backward data, backward
+// weights), matmul, batch normalisation, eltwise activations and pooling. Tensors are
+// stored in plain layouts (nchw, oihw, row-major matrices) so that every op can read every
+// tensor; convolutions reorder to and from oneDNN's preferred blocked layout around the
+// primitive (see bind_in). Primitives are created on an op's first run and reused.
+#include <cmath>
+
+#include "common/error.hpp"
+#include "devices/cpu/runner.hpp"
+
+namespace xpusim::cpu {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+
+namespace {
+
+memory::desc plain(const memory::dims& d) {
+  static const tag tags[] = {tag::undef, tag::a, tag::ab, tag::abc, tag::abcd, tag::abcde};
+  return memory::desc(d, dt::f32, tags[d.size()]);
+}
+memory::dims dims_of(const Shape& s) { return memory::dims(s.begin(), s.end()); }
+
+struct Reorder {
+  dnnl::reorder prim;
+  memory from, to;
+  memory blocked;  // the side in the preferred layout, living in a scratch slot
+  int slot = 0;
+};
+
+struct Prim : OpState {
+  dnnl::primitive prim;
+  std::unordered_map<int, memory> args;
+  memory workspace;                // pooling max: argmax positions for the backward pass
+  std::vector<Reorder> pre, post;  // plain -> preferred layout before, back after
+};
+
+void exec(Runner& r, Prim& p) {
+  // Blocked copies live in scratch slots shared by all ops (ops run one at a time), so
+  // they cost the largest copy once, not one copy per op.
+  for (auto* v : {&p.pre, &p.post})
+    for (auto& o : *v) o.blocked.set_data_handle(r.scratch(o.slot, o.blocked.get_desc().get_size()));
+  for (auto& o : p.pre) o.prim.execute(r.strm, o.from, o.to);
+  p.prim.execute(r.strm, p.args);
+  for (auto& o : p.post) o.prim.execute(r.strm, o.from, o.to);
+  r.strm.wait();
+}
+
+// Convolutions run in the layout oneDNN prefers (blocked nChw8c / OIhw8i8o on AVX2, which
+// has JIT kernels; plain nchw only has im2col + sgemm). Inputs are reordered from the
+// plain buffers before the primitive and outputs back after it, as PyTorch's mkldnn path
+// does, so every other op keeps reading plain tensors.
+memory bind_in(Runner& r, Prim& s, const memory::desc& want, const memory::desc& plain_d, float* p, int slot) {
+  memory user(plain_d, r.eng, p);
+  if (want == plain_d) return user;
+  memory m(want, r.eng, DNNL_MEMORY_NONE);
+  s.pre.push_back({dnnl::reorder(user, m), user, m, m, slot});
+  return m;
+}
+memory bind_out(Runner& r, Prim& s, const memory::desc& want, const memory::desc& plain_d, float* p, int slot) {
+  memory user(plain_d, r.eng, p);
+  if (want == plain_d) return user;
+  memory m(want, r.eng, DNNL_MEMORY_NONE);
+  s.post.push_back({dnnl::reorder(m, user), m, user, m, slot});
+  return m;
+}
+memory::desc any_of(const memory::desc& d) { return memory::desc(d.dims(), dt::f32, tag::any); }
+
+// Convolution geometry from the forward op (backward ops pass their forward_op).
+struct ConvGeom {
+  memory::desc src, wei, bias, dst;
+  memory::dims strides, dil, pad_l, pad_r;
+};
+
+ConvGeom conv_geom(const OpGraph& g, int fwd) {
+  const OpNode& op = g.op(fwd);
+  const OpAttrs& a = op.attrs;
+  const Shape& x = g.tensor(op.inputs[0]).desc.shape;
+  const Shape& w = g.tensor(op.inputs[1]).desc.shape;
+  const Shape& y = g.tensor(op.outputs[0]).desc.shape;
+  ConvGeom c;
+  c.src = plain(dims_of(x));
+  c.dst = plain(dims_of(y));
+  if (a.groups > 1)  // [O, C/g, kh, kw] viewed as [g, O/g, C/g, kh, kw]
+    c.wei = plain({a.groups, w[0] / a.groups, w[1], w[2], w[3]});
+  else
+    c.wei = plain(dims_of(w));
+  c.bias = plain({w[0]});
+  c.strides = {a.stride_h, a.stride_w};
+  c.dil = {a.dilation_h - 1, a.dilation_w - 1};  // oneDNN counts dilation from 0
+  // Symmetric padding: oneDNN sizes the output with floor division like PyTorch and the
+  // builder, so right padding beyond the last window is never read.
+  c.pad_l = {a.pad_h, a.pad_w};
+  c.pad_r = c.pad_l;
+  return c;
+}
+
+dnnl::convolution_forward::primitive_desc conv_fwd_pd(Runner& r, const OpGraph& g, int fwd) {
+  ConvGeom c = conv_geom(g, fwd);
+  c.src = any_of(c.src);
+  c.wei = any_of(c.wei);
+  c.dst = any_of(c.dst);
+  bool bias = g.op(fwd).attrs.has_bias;
+  auto d = bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
+                                                  dnnl::algorithm::convolution_direct, c.src, c.wei, c.bias,
+                                                  c.dst, c.strides, c.dil, c.pad_l, c.pad_r)
+                : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
+                                                  dnnl::algorithm::convolution_direct, c.src, c.wei, c.dst,
+                                                  c.strides, c.dil, c.pad_l, c.pad_r);
+  return dnnl::convolution_forward::primitive_desc(d, r.eng);
+}
+
+template <class S>
+S& state_of(Runner& r, int op, bool& fresh) {
+  auto& s = r.state[static_cast<size_t>(op)];
+  fresh = !s;
+  if (!s) s = std::make_unique<S>();
+  return static_cast<S&>(*s);
+}
+
+dnnl::algorithm eltwise_alg(ActivationFn f) {
+  // The *_use_dst_for_bwd variants let the backward pass read the output, which is what
+  // the graph hands ActivationBackward ({dy, y}).
+  switch (f) {
+    case ActivationFn::relu: return dnnl::algorithm::eltwise_relu_use_dst_for_bwd;
+    case ActivationFn::sigmoid: return dnnl::algorithm::eltwise_logistic_use_dst_for_bwd;
+    case ActivationFn::tanh: return dnnl::algorithm::eltwise_tanh_use_dst_for_bwd;
+  }
+  return dnnl::algorithm::eltwise_relu_use_dst_for_bwd;
+}
+
+dnnl::eltwise_forward::primitive_desc eltwise_fwd_pd(Runner& r, const OpGraph& g, int fwd) {
+  const OpNode& op = g.op(fwd);
+  memory::desc d = plain({g.tensor(op.inputs[0]).desc.numel()});
+  return dnnl::eltwise_forward::primitive_desc(
+      dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, eltwise_alg(op.attrs.act), d, 0.f, 0.f), r.eng);
+}
+
+// Pooling over 4-D tensors; global pooling writes [N, C] viewed as [N, C, 1, 1].
+struct PoolGeom {
+  memory::desc src, dst;
+  memory::dims strides, kernel, pad_l, pad_r;
+  dnnl::algorithm alg;
+};
+
+PoolGeom pool_geom(const OpGraph& g, int fwd) {
+  const OpNode& op = g.op(fwd);
+  const OpAttrs& a = op.attrs;
+  const Shape& x = g.tensor(op.inputs[0]).desc.shape;
+  const Shape& y = g.tensor(op.outputs[0]).desc.shape;
+  PoolGeom p;
+  p.src = plain(dims_of(x));
+  memory::dims yd = y.size() == 2 ? memory::dims{y[0], y[1], 1, 1} : dims_of(y);
+  p.dst = plain(yd);
+  p.kernel = {a.kernel_h, a.kernel_w};
+  p.strides = a.global_pool ? memory::dims{1, 1} : memory::dims{a.stride_h, a.stride_w};
+  p.pad_l = a.global_pool ? memory::dims{0, 0} : memory::dims{a.pad_h, a.pad_w};
+  p.pad_r = p.pad_l;  // symmetric, floor-sized output (as for convolution)
+  // Average pooling counts padded zeros, as PyTorch's avg_pool2d does by default.
+  p.alg = a.pool == PoolFn::max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_include_padding;
+  return p;
+}
+
+dnnl::pooling_forward::primitive_desc pool_fwd_pd(Runner& r, const OpGraph& g, int fwd) {
+  PoolGeom p = pool_geom(g, fwd);
+  return dnnl::pooling_forward::primitive_desc(
+      dnnl::pooling_forward::desc(dnnl::prop_kind::forward_training, p.alg, p.src, p.dst, p.strides, p.kernel,
+                                  p.pad_l, p.pad_r),
+      r.eng);
+}
+
+bool pool_is_1d_global(const OpGraph& g, int fwd) {
+  return g.tensor(g.op(fwd).inputs[0]).desc.shape.size() == 3;
+}
+
+// Batch norm over [N, C, H, W], or [N, C] viewed as [N, C, 1, 1].
+memory::desc bn_desc(const OpGraph& g, int fwd) {
+  const Shape& x = g.tensor(g.op(fwd).inputs[0]).desc.shape;
+  if (x.size() == 2) return plain({x[0], x[1], 1, 1});
+  if (x.size() == 3) return plain({x[0], x[1], x[2], 1});  // [N, T, F]: channels = T, as the builder sizes gamma
+  return plain(dims_of(x));
+}
+// oneDNN's JIT batch norm needs channel-blocked data (nChw8c on AVX2); on plain nchw it
+// falls back to a generic implementation that took over half of a ResNet-50 step. 4-D
+// tensors with whole blocks of 8 channels are therefore reordered around the primitive.
+memory::desc bn_compute_desc(const OpGraph& g, int fwd) {
+  memory::desc d = bn_desc(g, fwd);
+  const Shape& x = g.tensor(g.op(fwd).inputs[0]).desc.shape;
+  if (x.size() == 4 && x[1] % 8 == 0) return memory::desc(d.dims(), dt::f32, tag::aBcd8b);
+  return d;
+}
+constexpr float kBnEps = 1e-5f;  // PyTorch BatchNorm2d default
+const auto kBnFlags = dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
+
+dnnl::batch_normalization_forward::primitive_desc bn_fwd_pd(Runner& r, const OpGraph& g, int fwd) {
+  return dnnl::batch_normalization_forward::primitive_desc(
+      dnnl::batch_normalization_forward::desc(dnnl::prop_kind::forward_training, bn_compute_desc(g, fwd), kBnEps,
+                                              kBnFlags),
+      r.eng);
+}
+
+}  // namespace
+
+void Runner::on_Conv2D(const OpGraph& g, int i) {
+  bool fresh;
+  auto& s = state_of<Prim>(*this, i, fresh);
+  const OpNode& op = g.op(i);
+  float* w = weight_operand(i, op.inputs[1]);
+  if (fresh) {
+    auto pd = conv_fwd_pd(*this, g, i);
+    ConvGeom c = conv_geom(g, i);
+    s.prim = dnnl::convolution_forward(pd);
+    s.args[DNNL_ARG_SRC] = bind_in(*this, s, pd.src_desc(), c.src, ptr(op.inputs[0]), 0);
+    s.args[DNNL_ARG_WEIGHTS] = bind_in(*this, s, pd.weights_desc(), c.wei, w, 1);
+    if (op.attrs.has_bias) s.args[DNNL_ARG_BIAS] = memory(pd.bias_desc(), eng, ptr(op.inputs[2]));
+    s.args[DNNL_ARG_DST] = bind_out(*this, s, pd.dst_desc(), c.dst, ptr(op.outputs[0]), 2);
+  }
+  exec(*this, s);
+}
+
+void Runner::on_Conv2DBackwardData(const OpGraph& g, int i) {
+  bool fresh;
+  auto& s = state_of<Prim>(*this, i, fresh);
+  const OpNode& op = g.op(i);
+  float* w = weight_operand(i, op.inputs[1]);
+  if (fresh) {
+    ConvGeom c = conv_geom(g, op.forward_op);
+    dnnl::convolution_backward_data::primitive_desc pd(
+        dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, any_of(c.src), any_of(c.wei),
+                                              any_of(c.dst), c.strides, c.dil, c.pad_l, c.pad_r),
+        eng, conv_fwd_pd(*this, g, op.forward_op));
+    s.prim = dnnl::convolution_backward_data(pd);
+    s.args[DNNL_ARG_DIFF_DST] = bind_in(*this, s, pd.diff_dst_desc(), c.dst, ptr(op.inputs[0]), 0);
+    s.args[DNNL_ARG_WEIGHTS] = bind_in(*this, s, pd.weights_desc(), c.wei, w, 1);
+    s.args[DNNL_ARG_DIFF_SRC] = bind_out(*this, s, pd.diff_src_desc(), c.src, ptr(op.outputs[0]), 2);
+  }
+  exec(*this, s);
+}
+
+void Runner::on_Conv2DBackwardFilter(const OpGraph& g, int i) {
+  bool fresh;
+  auto& s = state_of<Prim>(*this, i, fresh);
+  const OpNode& op = g.op(i);
+  if (fresh) {
+    ConvGeom c = conv_geom(g, op.forward_op);
+    bool bias = op.outputs.size() > 1;
+    auto src = any_of(c.src), wei = any_of(c.wei), dst = any_of(c.dst);
+    auto d = bias ? dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, src, wei, c.bias,
+                                                             dst, c.strides, c.dil, c.pad_l, c.pad_r)
+                  : dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, src, wei, dst,
+                                                             c.strides, c.dil, c.pad_l, c.pad_r);
+    dnnl::convolution_backward_weights::primitive_desc pd(d, eng, conv_fwd_pd(*this, g, op.forward_op));
+    s.prim = dnnl::convolution_backward_weights(pd);
+    s.args[DNNL_ARG_SRC] = bind_in(*this, s, pd.src_desc(), c.src, ptr(op.inputs[0]), 0);
+    s.args[DNNL_ARG_DIFF_DST] = bind_in(*this, s, pd.diff_dst_desc(), c.dst, ptr(op.inputs[1]), 1);
+    s.args[DNNL_ARG_DIFF_WEIGHTS] = bind_out(*this, s, pd.diff_weights_desc(), c.wei, ptr(op.outputs[0]), 2);
+    if (bias) s.args[DNNL_ARG_DIFF_BIAS] = memory(pd.diff_bias_desc(), eng, ptr(op.outputs[1]));
+  }
+  exec(*this, s);
+}
+
+// C[m,n] = op(A)[m,k] x op(B)[k,n] (+ bias). A transposed operand is described by its
+// strides, so no copy is made. A second output is the bias gradient: the column sum of B
+// (the graph's weight-gradient matmul reads {X, dY} and writes {dW, db}).
+void Runner::on_MatMul(const OpGraph& g, int i) {
+  bool fresh;
+  auto& s = state_of<Prim>(*this, i, fresh);
+  const OpNode& op = g.op(i);
+  const OpAttrs& a = op.attrs;
+  bool fwd_bias = op.inputs.size() > 2;
+  float* b = op.phase == Phase::forward || a.trans_b ? weight_operand(i, op.inputs[1]) : ptr(op.inputs[1]);
+  if (fresh) {
+    memory::desc ad(memory::dims{a.m, a.k}, dt::f32, a.trans_a ? memory::dims{1, a.m} : memory::dims{a.k, 1});
+    memory::desc bd(memory::dims{a.k, a.n}, dt::f32, a.trans_b ? memory::dims{1, a.k} : memory::dims{a.n, 1});
+    memory::desc cd = plain({a.m, a.n});
+    memory::desc biasd = plain({1, a.n});
+    auto d = fwd_bias ? dnnl::matmul::desc(ad, bd, biasd, cd) : dnnl::matmul::desc(ad, bd, cd);
+    dnnl::matmul::primitive_desc pd(d, eng);
+    s.prim = dnnl::matmul(pd);
+    s.args[DNNL_ARG_SRC] = memory(ad, eng, ptr(op.inputs[0]));
+    s.args[DNNL_ARG_WEIGHTS] = memory(bd, eng, b);
+    if (fwd_bias) s.args[DNNL_ARG_BIAS] = memory(biasd, eng, ptr(op.inputs[2]));
+    s.args[DNNL_ARG_DST] = memory(cd, eng, ptr(op.outputs[0]));
+  }
+  exec(*this, s);
+  if (op.outputs.size() > 1) {  // db[n] = sum over rows of B
+    const float* bp = ptr(op.inputs[1]);
+    float* db = ptr(op.outputs[1]);
+    const int64_t rows = a.k, cols = a.n;
+#pragma omp parallel for schedule(static)
+    for (int64_t j = 0; j < cols; ++j) {
+      double acc = 0;
+      for (int64_t r = 0; r < rows; ++r) acc += bp[r * cols + j];
+      db[j] = static_cast<float>(acc);
+    }
+  }
+}
+
+// Training-mode batch norm. The graph's two saved statistics hold the batch mean and the
+// batch variance (oneDNN's backward pass takes the variance, not its inverse root).
+void Runner::on_BatchNorm(const OpGraph& g, int i) {
+  bool fresh;
+  auto& s = state_of<Prim>(*this, i, fresh);
+  const OpNode& op = g.op(i);
+  if (fresh) {
+    auto pd = bn_fwd_pd(*this, g, i);
+    s.prim = dnnl::batch_normalization_forward(pd);
+    memory::desc c = plain({g.tensor(op.inputs[1]).desc.numel()});
+    memory::desc d = bn_desc(g, i);
+    s.args[DNNL_ARG_SRC] = bind_in(*this, s, pd.src_desc(), d, ptr(op.inputs[0]), 0);
+    s.args[DNNL_ARG_SCALE] = memory(c, eng, ptr(op.inputs[1]));
+    s.args[DNNL_ARG_SHIFT] = memory(c, eng, ptr(op.inputs[2]));
+    s.args[DNNL_ARG_DST] = bind_out(*this, s, pd.dst_desc(), d, ptr(op.outputs[0]), 2);
+    s.args[DNNL_ARG_MEAN] = memory(pd.mean_desc(), eng, ptr(op.outputs[1]));
+    s.args[DNNL_ARG_VARIANCE] = memory(pd.variance_desc(), eng, ptr(op.outputs[2]));
+  }
+  exec(*this, s);
+}
+
+void Runner::on_BatchNormBackward(const OpGraph& g, int i) {
+  bool fresh;
+  auto& s = state_of<Prim>(*this, i, fresh);
+  const OpNode& op = g.op(i);  // in: {dy, x, gamma, mean, var}; out: {dx, dgamma, dbeta}
+  if (fresh) {
+    memory::desc d = bn_desc(g, op.forward_op), cd = bn_compute_desc(g, op.forward_op);
+    dnnl::batch_normalization_backward::primitive_desc pd(
+        dnnl::batch_normalization_backward::desc(dnnl::prop_kind::backward, cd, cd, kBnEps, kBnFlags), eng,
+        bn_fwd_pd(*this, g, op.forward_op));
+    s.prim = dnnl::batch_normalization_backward(pd);
+    memory::desc c = plain({g.tensor(op.inputs[2]).desc.numel()});
+    s.args[DNNL_ARG_DIFF_DST] = bind_in(*this, s, pd.diff_dst_desc(), d, ptr(op.inputs[0]), 0);
+    s.args[DNNL_ARG_SRC] = bind_in(*this, s, pd.src_desc(), d, ptr(op.inputs[1]), 1);
+    s.args[DNNL_ARG_SCALE] = memory(c, eng, ptr(op.inputs[2]));
+    // oneDNN 2.6 asks for the shift too (it does not enter the gradients): the forward's beta.
+    s.args[DNNL_ARG_SHIFT] = memory(c, eng, ptr(g.op(op.forward_op).inputs[2]));
+    s.args[DNNL_ARG_MEAN] = memory(pd.mean_desc(), eng, ptr(op.inputs[3]));
+    s.args[DNNL_ARG_VARIANCE] = memory(pd.variance_desc(), eng, ptr(op.inputs[4]));
+    s.args[DNNL_ARG_DIFF_SRC] = bind_out(*this, s, pd.diff_src_desc(), d, ptr(op.outputs[0]), 2);
+    s.args[DNNL_ARG_DIFF_SCALE] = memory(c, eng, ptr(op.outputs[1]));
+    s.args[DNNL_ARG_DIFF_SHIFT] = memory(c, eng, ptr(op.outputs[2]));
+  }
+  exec(*this, s);
+}
+
+void Runner::on_Activation(const OpGraph& g, int i) {
+  bool fresh;
+  auto& s = state_of<Prim>(*this, i, fresh);
+  const OpNode& op = g.op(i);
+  if (fresh) {
+    auto pd = eltwise_fwd_pd(*this, g, i);
+    s.prim = dnnl::eltwise_forward(pd);
+    s.args[DNNL_ARG_SRC] = memory(pd.src_desc(), eng, ptr(op.inputs[0]));
+    s.args[DNNL_ARG_DST] = memory(pd.dst_desc(), eng, ptr(op.outputs[0]));
+  }
+  exec(*this, s);
+}
+
+void Runner::on_ActivationBackward(const OpGraph& g, int i) {
+  bool fresh;
+  auto& s = state_of<Prim>(*this, i, fresh);
+  const OpNode& op = g.op(i);  // in: {dy, y}
+  if (fresh) {
+    memory::desc d = plain({numel(op.inputs[0])});
+    dnnl::eltwise_backward::primitive_desc pd(
+        dnnl::eltwise_backward::desc(eltwise_alg(op.attrs.act), d, d, 0.f, 0.f), eng,
+        eltwise_fwd_pd(*this, g, op.forward_op));
+    s.prim = dnnl::eltwise_backward(pd);
+    s.args[DNNL_ARG_DIFF_DST] = memory(d, eng, ptr(op.inputs[0]));
+    s.args[DNNL_ARG_DST] = memory(d, eng, ptr(op.inputs[1]));
+    s.args[DNNL_ARG_DIFF_SRC] = memory(d, eng, ptr(op.outputs[0]));
+  }
+  exec(*this, s);
+}
+
+void Runner::on_Pool(const OpGraph& g, int i) {
+  const OpNode& op = g.op(i);
+  if (pool_is_1d_global(g, i)) {  // [N, T, F] -> [N, F]: mean over time
+    const Shape& x = g.tensor(op.inputs[0]).desc.shape;
+    const float* xp = ptr(op.inputs[0]);
+    float* y = ptr(op.outputs[0]);
+    const int64_t n = x[0], t = x[1], f = x[2];
+#pragma omp parallel for schedule(static)
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t k = 0; k < f; ++k) {
+        double acc = 0;
+        for (int64_t s = 0; s < t; ++s) acc += xp[(b * t + s) * f + k];
+        y[b * f + k] = static_cast<float>(acc / static_cast<double>(t));
+      }
+    return;
+  }
+  bool fresh;
+  auto& s = state_of<Prim>(*this, i, fresh);
+  if (fresh) {
+    auto pd = pool_fwd_pd(*this, g, i);
+    s.prim = dnnl::pooling_forward(pd);
+    s.args[DNNL_ARG_SRC] = memory(pd.src_desc(), eng, ptr(op.inputs[0]));
+    s.args[DNNL_ARG_DST] = memory(pd.dst_desc(), eng, ptr(op.outputs[0]));
+    if (op.attrs.pool == PoolFn::max) {
+      s.workspace = memory(pd.workspace_desc(), eng);
+      s.args[DNNL_ARG_WORKSPACE] = s.workspace;
+    }
+  }
+  exec(*this, s);
+}
+
+// Max pooling's backward pass routes gradients through the argmax positions the forward
+// primitive saved in its workspace (the graph's {dy, x, y} inputs name the same data).
+void Runner::on_PoolBackward(const OpGraph& g, int i) {
+  const OpNode& op = g.op(i);
+  if (pool_is_1d_global(g, op.forward_op)) {
+    const Shape& x = g.tensor(op.outputs[0]).desc.shape;
+    const float* dy = ptr(op.inputs[0]);
+    float* dx = ptr(op.outputs[0]);
+    const int64_t n = x[0], t = x[1], f = x[2];
+    const float inv = 1.0f / static_cast<float>(t);
+#pragma omp parallel for schedule(static)
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t s = 0; s < t; ++s)
+        for (int64_t k = 0; k < f; ++k) dx[(b * t + s) * f + k] = dy[b * f + k] * inv;
+    return;
+  }
+  bool fresh;
+  auto& s = state_of<Prim>(*this, i, fresh);
+  if (fresh) {
+    PoolGeom p = pool_geom(g, op.forward_op);
+    dnnl::pooling_backward::primitive_desc pd(
+        dnnl::pooling_backward::desc(p.alg, p.src, p.dst, p.strides, p.kernel, p.pad_l, p.pad_r), eng,
+        pool_fwd_pd(*this, g, op.forward_op));
+    s.prim = dnnl::pooling_backward(pd);
+    s.args[DNNL_ARG_DIFF_DST] = memory(pd.diff_dst_desc(), eng, ptr(op.inputs[0]));
+    s.args[DNNL_ARG_DIFF_SRC] = memory(pd.diff_src_desc(), eng, ptr(op.outputs[0]));
+    if (op.attrs.pool == PoolFn::max) {
+      auto* fs = static_cast<Prim*>(state[static_cast<size_t>(op.forward_op)].get());
+      if (!fs) throw InternalError("pool backward before its forward pass");
+      s.args[DNNL_ARG_WORKSPACE] = fs->workspace;
+    }
+  }
+  exec(*this, s);
+}
+
+}  // namespace xpusim::cpu

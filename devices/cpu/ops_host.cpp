@@ -1,0 +1,411 @@
+// Op handlers for what oneDNN has no primitive for, written with OpenMP loops and Eigen:
+// softmax cross-entropy, LSTM (backpropagation through time), embedding, dropout, n-ary
+// add, elementwise mul, concat/split, the optimizers and the single-replica all-reduce.
+// Parallel loops use static schedules and every reduction has a fixed order, so results
+// are bit-reproducible for a fixed seed and thread count.
+#include <Eigen/Dense>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+#include "common/error.hpp"
+#include "devices/cpu/runner.hpp"
+
+namespace xpusim::cpu {
+
+// Elementwise loops below this many elements run on one thread: a parallel region costs a
+// fork/join (and, on a loaded machine, a wait for every thread to be scheduled), which
+// dominates small tensors such as batch-norm scales and biases. Results do not change.
+constexpr int64_t kParallelMin = 1 << 15;
+
+using RowMat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using MapMat = Eigen::Map<RowMat>;
+using CMapMat = Eigen::Map<const RowMat>;
+
+Runner::Runner(const OpGraph& g, const ExecOptions& o)
+    : g_(g), opts(o), eng(dnnl::engine::kind::cpu, 0), strm(eng) {
+  bf16 = g.precision == Precision::bf16 || g.precision == Precision::mixed_bf16;
+  state.resize(static_cast<size_t>(g.num_ops()));
+  weight_copies.resize(static_cast<size_t>(g.num_ops()));
+}
+
+// bf16 is fp32 with the low 16 mantissa bits dropped; round to nearest even on the
+// dropped half (NaN stays NaN because its exponent bits are kept).
+void round_to_bf16(float* p, int64_t n) {
+#pragma omp parallel for schedule(static) if (n > kParallelMin)
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t u;
+    std::memcpy(&u, &p[i], 4);
+    if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+    else u = (u & 0xffff0000u) | ((u & 0x007fffffu) ? 0x00400000u : 0u);  // inf stays inf, NaN stays NaN
+    std::memcpy(&p[i], &u, 4);
+  }
+}
+
+float* Runner::weight_operand(int op, int t) {
+  if (!bf16 || g_.tensor(t).role != TensorRole::weight) return ptr(t);
+  auto& c = weight_copies[static_cast<size_t>(op)];
+  const int64_t n = numel(t);
+  if (c.empty()) c.resize(static_cast<size_t>(n));  // allocated once: primitives keep the pointer
+  std::memcpy(c.data(), ptr(t), static_cast<size_t>(n) * sizeof(float));
+  round_to_bf16(c.data(), n);
+  return c.data();
+}
+
+void Runner::on_Input(const OpGraph&, int) {}  // the host fills inputs before the step
+
+void Runner::on_Reshape(const OpGraph&, int) {}  // views alias their source (memory_plan)
+
+void Runner::on_Add(const OpGraph& g, int i) {
+  const OpNode& op = g.op(i);
+  float* y = ptr(op.outputs[0]);
+  const int64_t n = numel(op.outputs[0]);
+  std::vector<const float*> xs;
+  for (int t : op.inputs) xs.push_back(ptr(t));
+#pragma omp parallel for schedule(static) if (n > kParallelMin)
+  for (int64_t k = 0; k < n; ++k) {
+    float acc = xs[0][k];
+    for (size_t j = 1; j < xs.size(); ++j) acc += xs[j][k];
+    y[k] = acc;
+  }
+}
+
+void Runner::on_Mul(const OpGraph& g, int i) {
+  const OpNode& op = g.op(i);
+  const float* a = ptr(op.inputs[0]);
+  const float* b = ptr(op.inputs[1]);
+  float* y = ptr(op.outputs[0]);
+  const int64_t n = numel(op.outputs[0]);
+#pragma omp parallel for schedule(static) if (n > kParallelMin)
+  for (int64_t k = 0; k < n; ++k) y[k] = a[k] * b[k];
+}
+
+namespace {
+// Concat/split along `axis`: each part is `outer` runs of (its axis extent x inner) floats.
+void concat_split(Runner& r, const OpGraph& g, const std::vector<int>& parts, int whole, int axis, bool split) {
+  const Shape& s = g.tensor(whole).desc.shape;
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < axis; ++d) outer *= s[static_cast<size_t>(d)];
+  for (size_t d = static_cast<size_t>(axis) + 1; d < s.size(); ++d) inner *= s[d];
+  const int64_t whole_run = s[static_cast<size_t>(axis)] * inner;
+  float* w = r.ptr(whole);
+  int64_t offset = 0;
+  for (int t : parts) {
+    const int64_t run = g.tensor(t).desc.shape[static_cast<size_t>(axis)] * inner;
+    float* p = r.ptr(t);
+#pragma omp parallel for schedule(static)
+    for (int64_t o = 0; o < outer; ++o) {
+      float* wp = w + o * whole_run + offset;
+      float* pp = p + o * run;
+      if (split) std::memcpy(pp, wp, static_cast<size_t>(run) * sizeof(float));
+      else std::memcpy(wp, pp, static_cast<size_t>(run) * sizeof(float));
+    }
+    offset += run;
+  }
+}
+
+// Counter-based uniform in [0, 1): splitmix64 of (seed, op, step, element), so masks do not
+// depend on the thread schedule.
+inline float hash_uniform(uint64_t seed, uint64_t op, uint64_t step, uint64_t k) {
+  uint64_t z = seed * 0x9e3779b97f4a7c15ull ^ (op << 40) ^ (step << 20) ^ k;
+  z += 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return static_cast<float>(z >> 40) * (1.0f / 16777216.0f);
+}
+
+inline float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+}  // namespace
+
+void Runner::on_Concat(const OpGraph& g, int i) {
+  const OpNode& op = g.op(i);
+  concat_split(*this, g, op.inputs, op.outputs[0], op.attrs.axis, false);
+}
+
+void Runner::on_Split(const OpGraph& g, int i) {
+  const OpNode& op = g.op(i);
+  concat_split(*this, g, op.outputs, op.inputs[0], op.attrs.axis, true);
+}
+
+// Inverted dropout (scale kept units by 1/(1-rate) at training time, identity at test).
+void Runner::on_Dropout(const OpGraph& g, int i) {
+  const OpNode& op = g.op(i);
+  const float* x = ptr(op.inputs[0]);
+  float* y = ptr(op.outputs[0]);
+  float* mask = ptr(op.outputs[1]);
+  const int64_t n = numel(op.inputs[0]);
+  const float rate = static_cast<float>(op.attrs.rate);
+  const float scale = 1.0f / (1.0f - rate);
+  const bool on = training && rate > 0;
+  const uint64_t seed = opts.seed, step = dropout_step;
+#pragma omp parallel for schedule(static) if (n > kParallelMin)
+  for (int64_t k = 0; k < n; ++k) {
+    float keep = !on || hash_uniform(seed, static_cast<uint64_t>(i), step, static_cast<uint64_t>(k)) >= rate ? 1.f : 0.f;
+    mask[k] = keep;
+    y[k] = on ? x[k] * keep * scale : x[k];
+  }
+}
+
+void Runner::on_DropoutBackward(const OpGraph& g, int i) {
+  const OpNode& op = g.op(i);  // in: {dy, mask}
+  const float* dy = ptr(op.inputs[0]);
+  const float* mask = ptr(op.inputs[1]);
+  float* dx = ptr(op.outputs[0]);
+  const int64_t n = numel(op.outputs[0]);
+  const float scale = 1.0f / (1.0f - static_cast<float>(g.op(op.forward_op).attrs.rate));
+#pragma omp parallel for schedule(static) if (n > kParallelMin)
+  for (int64_t k = 0; k < n; ++k) dx[k] = dy[k] * mask[k] * scale;
+}
+
+// Mean softmax cross-entropy over rows (sigmoid cross-entropy when there is one class).
+// Outputs {loss [1], probs}. Log-sum-exp is shifted by the row max for stability.
+void Runner::on_SoftmaxCrossEntropy(const OpGraph& g, int i) {
+  const OpNode& op = g.op(i);
+  const float* z = ptr(op.inputs[0]);
+  const float* labels = ptr(op.inputs[1]);
+  float* probs = ptr(op.outputs[1]);
+  const int64_t c = g.tensor(op.inputs[0]).desc.shape.back();
+  const int64_t rows = numel(op.inputs[0]) / c;
+  std::vector<double> row_loss(static_cast<size_t>(rows));
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* zr = z + r * c;
+    float* pr = probs + r * c;
+    if (c == 1) {
+      const double x = zr[0], y = labels[r];
+      // softplus(x) - y x, written to avoid overflow of exp(x).
+      row_loss[static_cast<size_t>(r)] = std::max(x, 0.0) - x * y + std::log1p(std::exp(-std::abs(x)));
+      pr[0] = sigmoid(zr[0]);
+      continue;
+    }
+    float mx = zr[0];
+    for (int64_t k = 1; k < c; ++k) mx = std::max(mx, zr[k]);
+    double sum = 0;
+    for (int64_t k = 0; k < c; ++k) sum += std::exp(static_cast<double>(zr[k] - mx));
+    for (int64_t k = 0; k < c; ++k) pr[k] = static_cast<float>(std::exp(static_cast<double>(zr[k] - mx)) / sum);
+    const int64_t lab = static_cast<int64_t>(labels[r]);
+    row_loss[static_cast<size_t>(r)] = std::log(sum) - static_cast<double>(zr[lab] - mx);
+  }
+  double total = 0;
+  for (double l : row_loss) total += l;  // fixed order: reproducible
+  ptr(op.outputs[0])[0] = static_cast<float>(total / static_cast<double>(rows));
+}
+
+void Runner::on_SoftmaxCrossEntropyBackward(const OpGraph& g, int i) {
+  const OpNode& op = g.op(i);  // in: {probs, labels}
+  const float* p = ptr(op.inputs[0]);
+  const float* labels = ptr(op.inputs[1]);
+  float* dz = ptr(op.outputs[0]);
+  const int64_t c = g.tensor(op.inputs[0]).desc.shape.back();
+  const int64_t rows = numel(op.inputs[0]) / c;
+  const float inv = 1.0f / static_cast<float>(rows);
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    if (c == 1) {
+      dz[r] = (p[r] - labels[r]) * inv;
+      continue;
+    }
+    const int64_t lab = static_cast<int64_t>(labels[r]);
+    for (int64_t k = 0; k < c; ++k) dz[r * c + k] = (p[r * c + k] - (k == lab ? 1.0f : 0.0f)) * inv;
+  }
+}
+
+void Runner::on_Embedding(const OpGraph& g, int i) {
+  const OpNode& op = g.op(i);  // in: {ids, table}
+  const float* ids = ptr(op.inputs[0]);
+  const float* table = ptr(op.inputs[1]);
+  float* y = ptr(op.outputs[0]);
+  const int64_t vocab = g.tensor(op.inputs[1]).desc.shape[0], dim = g.tensor(op.inputs[1]).desc.shape[1];
+  const int64_t n = numel(op.inputs[0]);
+  for (int64_t k = 0; k < n; ++k)
+    if (ids[k] < 0 || ids[k] >= static_cast<float>(vocab))
+      throw UserError("embedding " + op.name + ": token id " + std::to_string(ids[k]) + " outside [0, " +
+                      std::to_string(vocab) + ")");
+#pragma omp parallel for schedule(static) if (n > kParallelMin)
+  for (int64_t k = 0; k < n; ++k)
+    std::memcpy(y + k * dim, table + static_cast<int64_t>(ids[k]) * dim, static_cast<size_t>(dim) * sizeof(float));
+}
+
+// Scatter-add of output-gradient rows into the table gradient; parallel over feature
+// columns so that every table row is summed in token order (deterministic).
+void Runner::on_EmbeddingBackward(const OpGraph& g, int i) {
+  const OpNode& op = g.op(i);  // in: {dy, ids}
+  const float* dy = ptr(op.inputs[0]);
+  const float* ids = ptr(op.inputs[1]);
+  float* dt = ptr(op.outputs[0]);
+  const int64_t dim = g.tensor(op.outputs[0]).desc.shape[1];
+  const int64_t n = numel(op.inputs[1]);
+  std::memset(dt, 0, static_cast<size_t>(numel(op.outputs[0])) * sizeof(float));
+#pragma omp parallel for schedule(static)
+  for (int64_t d = 0; d < dim; ++d)
+    for (int64_t k = 0; k < n; ++k) dt[static_cast<int64_t>(ids[k]) * dim + d] += dy[k * dim + d];
+}
+
+// LSTM over a whole sequence, Keras gate order (i, f, c, o):
+//   z = x_t W + h_{t-1} U + b;  i, f, o = sigmoid;  g = tanh;  c_t = f c_{t-1} + i g;
+//   h_t = o tanh(c_t).  The saved state [T, N, 6H] holds i, f, g, o, c_t, tanh(c_t) per
+// timestep (h_{t-1} is recomputed from o and tanh(c) of the previous step).
+void Runner::on_LSTM(const OpGraph& g, int i) {
+  const OpNode& op = g.op(i);
+  const OpAttrs& a = op.attrs;
+  const int64_t n = g.tensor(op.inputs[0]).desc.shape[0], T = a.seq_len, F = a.input_size, H = a.hidden;
+  const float* x = ptr(op.inputs[0]);
+  CMapMat W(ptr(op.inputs[1]), F, 4 * H), U(ptr(op.inputs[2]), H, 4 * H);
+  Eigen::Map<const Eigen::RowVectorXf> b(ptr(op.inputs[3]), 4 * H);
+  float* y = ptr(op.outputs[0]);
+  float* st = ptr(op.outputs[1]);
+  RowMat h = RowMat::Zero(n, H), c = RowMat::Zero(n, H), xt(n, F), z(n, 4 * H);
+  for (int64_t s = 0; s < T; ++s) {
+    const int64_t t = a.reverse ? T - 1 - s : s;
+    for (int64_t r = 0; r < n; ++r) std::memcpy(&xt(r, 0), x + (r * T + t) * F, static_cast<size_t>(F) * sizeof(float));
+    z.noalias() = xt * W;
+    z.noalias() += h * U;
+    z.rowwise() += b;
+    float* S = st + t * n * 6 * H;
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t k = 0; k < H; ++k) {
+        float ig = sigmoid(z(r, k)), fg = sigmoid(z(r, H + k)), gg = std::tanh(z(r, 2 * H + k)),
+              og = sigmoid(z(r, 3 * H + k));
+        float cc = fg * c(r, k) + ig * gg, tc = std::tanh(cc);
+        c(r, k) = cc;
+        h(r, k) = og * tc;
+        float* row = S + r * 6 * H;
+        row[k] = ig, row[H + k] = fg, row[2 * H + k] = gg, row[3 * H + k] = og, row[4 * H + k] = cc,
+        row[5 * H + k] = tc;
+      }
+    if (a.return_sequences)
+      for (int64_t r = 0; r < n; ++r) std::memcpy(y + (r * T + t) * H, &h(r, 0), static_cast<size_t>(H) * sizeof(float));
+  }
+  if (!a.return_sequences) std::memcpy(y, h.data(), static_cast<size_t>(n * H) * sizeof(float));
+}
+
+void Runner::on_LSTMBackward(const OpGraph& g, int i) {
+  const OpNode& op = g.op(i);  // in: {dy, x, W, U, state}; out: [dx], dW, dU, db
+  const OpAttrs& a = g.op(op.forward_op).attrs;
+  const int64_t n = g.tensor(op.inputs[1]).desc.shape[0], T = a.seq_len, F = a.input_size, H = a.hidden;
+  const float* dy = ptr(op.inputs[0]);
+  const float* x = ptr(op.inputs[1]);
+  CMapMat W(ptr(op.inputs[2]), F, 4 * H), U(ptr(op.inputs[3]), H, 4 * H);
+  const float* st = ptr(op.inputs[4]);
+  const bool has_dx = op.outputs.size() == 4;
+  float* dx = has_dx ? ptr(op.outputs[0]) : nullptr;
+  MapMat dW(ptr(op.outputs[has_dx ? 1 : 0]), F, 4 * H), dU(ptr(op.outputs[has_dx ? 2 : 1]), H, 4 * H);
+  Eigen::Map<Eigen::RowVectorXf> db(ptr(op.outputs[has_dx ? 3 : 2]), 4 * H);
+  dW.setZero();
+  dU.setZero();
+  db.setZero();
+  RowMat dh_next = RowMat::Zero(n, H), dc_next = RowMat::Zero(n, H), dz(n, 4 * H), xt(n, F), hprev(n, H), dxt(n, F);
+  for (int64_t s = T - 1; s >= 0; --s) {
+    const int64_t t = a.reverse ? T - 1 - s : s;
+    const int64_t tp = a.reverse ? t + 1 : t - 1;  // previous timestep in processing order
+    const float* S = st + t * n * 6 * H;
+    const float* P = s > 0 ? st + tp * n * 6 * H : nullptr;
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t k = 0; k < H; ++k) {
+        const float* row = S + r * 6 * H;
+        float ig = row[k], fg = row[H + k], gg = row[2 * H + k], og = row[3 * H + k], tc = row[5 * H + k];
+        float cprev = P ? P[r * 6 * H + 4 * H + k] : 0.f;
+        hprev(r, k) = P ? P[r * 6 * H + 3 * H + k] * P[r * 6 * H + 5 * H + k] : 0.f;
+        float dh = dh_next(r, k);
+        if (a.return_sequences) dh += dy[(r * T + t) * H + k];
+        else if (s == T - 1) dh += dy[r * H + k];
+        float dc = dc_next(r, k) + dh * og * (1 - tc * tc);
+        dz(r, k) = dc * gg * ig * (1 - ig);
+        dz(r, H + k) = dc * cprev * fg * (1 - fg);
+        dz(r, 2 * H + k) = dc * ig * (1 - gg * gg);
+        dz(r, 3 * H + k) = dh * tc * og * (1 - og);
+        dc_next(r, k) = dc * fg;
+      }
+    for (int64_t r = 0; r < n; ++r) std::memcpy(&xt(r, 0), x + (r * T + t) * F, static_cast<size_t>(F) * sizeof(float));
+    dW.noalias() += xt.transpose() * dz;
+    dU.noalias() += hprev.transpose() * dz;
+    db += dz.colwise().sum();
+    dh_next.noalias() = dz * U.transpose();
+    if (has_dx) {
+      dxt.noalias() = dz * W.transpose();
+      for (int64_t r = 0; r < n; ++r) std::memcpy(dx + (r * T + t) * F, &dxt(r, 0), static_cast<size_t>(F) * sizeof(float));
+    }
+  }
+}
+
+// PyTorch's SGD with momentum (dampening 0): v = mu v + (g + wd w);  w -= lr v.
+void Runner::on_SGDMomentumUpdate(const OpGraph& g, int i) {
+  const OpNode& op = g.op(i);  // in: {w, grad, v}
+  float* w = ptr(op.inputs[0]);
+  const float* gr = ptr(op.inputs[1]);
+  float* v = ptr(op.inputs[2]);
+  const int64_t n = numel(op.inputs[0]);
+  const float mu = opts.momentum, lr = opts.lr, wd = opts.weight_decay;
+#pragma omp parallel for schedule(static) if (n > kParallelMin)
+  for (int64_t k = 0; k < n; ++k) {
+    v[k] = mu * v[k] + gr[k] + wd * w[k];
+    w[k] -= lr * v[k];
+  }
+}
+
+// Adam (Kingma & Ba 2015, Algorithm 1) with bias-corrected moments.
+void Runner::on_AdamUpdate(const OpGraph& g, int i) {
+  const OpNode& op = g.op(i);  // in: {w, grad, m, v}
+  if (i == first_adam_op()) ++adam_t;
+  float* w = ptr(op.inputs[0]);
+  const float* gr = ptr(op.inputs[1]);
+  float* m = ptr(op.inputs[2]);
+  float* v = ptr(op.inputs[3]);
+  const int64_t n = numel(op.inputs[0]);
+  const float b1 = opts.adam_beta1, b2 = opts.adam_beta2, eps = opts.adam_eps, lr = opts.lr;
+  const float c1 = 1.0f - std::pow(b1, static_cast<float>(adam_t)), c2 = 1.0f - std::pow(b2, static_cast<float>(adam_t));
+#pragma omp parallel for schedule(static) if (n > kParallelMin)
+  for (int64_t k = 0; k < n; ++k) {
+    const float gk = gr[k] + opts.weight_decay * w[k];
+    m[k] = b1 * m[k] + (1 - b1) * gk;
+    v[k] = b2 * v[k] + (1 - b2) * gk * gk;
+    w[k] -= lr * (m[k] / c1) / (std::sqrt(v[k] / c2) + eps);
+  }
+}
+
+// One machine is one replica: the sum over replicas is the gradient itself.
+void Runner::on_AllReduce(const OpGraph& g, int i) {
+  const OpNode& op = g.op(i);
+  if (op.attrs.replicas != 1)
+    throw UnavailableError("cpu backend runs a single replica; all-reduce over " + std::to_string(op.attrs.replicas) +
+                           " replicas needs a multi-process runtime");
+  std::memcpy(ptr(op.outputs[0]), ptr(op.inputs[0]), static_cast<size_t>(numel(op.inputs[0])) * sizeof(float));
+}
+
+void* Runner::scratch(int k, size_t bytes) {
+  const size_t slot = static_cast<size_t>(k);
+  while (scratch_.size() <= slot) {
+    scratch_.emplace_back(nullptr, [](float* p) { std::free(p); });
+    scratch_size_.push_back(0);
+  }
+  if (scratch_size_[slot] < bytes) {
+    size_t sz = (bytes + 63) / 64 * 64;
+    float* p = static_cast<float*>(std::aligned_alloc(64, sz));
+    if (!p) throw UnavailableError("cpu: out of memory allocating " + std::to_string(sz) + " scratch bytes");
+    scratch_[slot].reset(p);
+    scratch_size_[slot] = sz;
+  }
+  return scratch_[slot].get();
+}
+
+int64_t Runner::scratch_bytes() const {
+  int64_t n = 0;
+  for (size_t s : scratch_size_) n += static_cast<int64_t>(s);
+  return n;
+}
+
+int Runner::first_adam_op() {
+  if (first_adam_ < -1) {
+    first_adam_ = -1;
+    for (int k : g_.schedule())
+      if (g_.op(k).kind == OpKind::AdamUpdate) {
+        first_adam_ = k;
+        break;
+      }
+  }
+  return first_adam_;
+}
+
+}  // namespace xpusim::cpu

@@ -1,0 +1,60 @@
+// Runner: the OpVisitor that executes each op kind on real buffers. Handlers live in
+// ops_dnnl.cpp (conv, matmul, batch norm, eltwise, pooling on oneDNN primitives) and
+// ops_host.cpp (everything oneDNN has no primitive for: loss, LSTM, embedding, dropout,
+// concat/split, optimizers). Per-op state (primitives and their memory objects) is built
+// on the first execution of an op and reused on every later step.
+#pragma once
+#include <dnnl.hpp>
+
+#include <memory>
+#include <vector>
+
+#include "devices/cpu/executor.hpp"
+#include "sim/op_visitor.hpp"
+
+namespace xpusim::cpu {
+
+struct OpState {
+  virtual ~OpState() = default;
+};
+
+class Runner final : public OpVisitor<void> {
+ public:
+  Runner(const OpGraph& g, const ExecOptions& o);
+
+#define XPUSIM_CPU_HANDLER(k, n) void on_##k(const OpGraph& g, int op) override;
+  XPUSIM_OP_KINDS(XPUSIM_CPU_HANDLER)
+#undef XPUSIM_CPU_HANDLER
+
+  float* ptr(int t) { return ptrs[static_cast<size_t>(t)]; }
+  int64_t numel(int t) const { return g_.tensor(t).desc.numel(); }
+  // The bf16 copy of a weight fed to conv/matmul under bf16 (else the weight itself).
+  float* weight_operand(int op, int t);
+
+  const OpGraph& g_;
+  ExecOptions opts;
+  bool bf16 = false;       // round bf16-typed tensors to bf16 after they are written
+  bool training = true;    // dropout active
+  uint64_t dropout_step = 0;
+  int64_t adam_t = 0;      // Adam's step counter (bias correction)
+  dnnl::engine eng;
+  dnnl::stream strm;
+  std::vector<float*> ptrs;
+  std::vector<std::unique_ptr<float[], void (*)(float*)>> blocks;
+  int64_t block_bytes = 0;
+  std::vector<std::unique_ptr<OpState>> state;      // per op
+  std::vector<std::vector<float>> weight_copies;    // per op: bf16-rounded weight
+  int first_adam_op();  // Adam's step counter advances once per update phase
+  // Scratch slot k with at least `bytes` (grown on demand; callers re-read the pointer).
+  void* scratch(int k, size_t bytes);
+  int64_t scratch_bytes() const;
+ private:
+  int first_adam_ = -2;
+  std::vector<std::unique_ptr<float[], void (*)(float*)>> scratch_;
+  std::vector<size_t> scratch_size_;
+};
+
+// Round-to-nearest-even to bf16 precision, in place (values stay in fp32 containers).
+void round_to_bf16(float* p, int64_t n);
+
+}  // namespace xpusim::cpu

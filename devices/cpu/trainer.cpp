@@ -1,0 +1,183 @@
+#include "devices/cpu/trainer.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <numeric>
+#include <random>
+
+#include "common/error.hpp"
+#include "common/progress.hpp"
+#include "devices/cpu/cpu_engine.hpp"
+#include "devices/cpu/executor.hpp"
+#include "devices/cpu/fashion_mnist.hpp"
+#include "models/zoo.hpp"
+
+namespace xpusim::cpu {
+
+namespace {
+
+struct Feed {
+  int images = -1, labels = -1;
+};
+
+Feed find_feed(const OpGraph& g) {
+  Feed f;
+  for (int i = 0; i < g.num_ops(); ++i)
+    if (g.op(i).kind == OpKind::Input)
+      for (int t : g.op(i).outputs) {
+        if (g.tensor(t).role == TensorRole::input) f.images = t;
+        if (g.tensor(t).role == TensorRole::label) f.labels = t;
+      }
+  return f;
+}
+
+// Copies images [first, first + n) of `order` into the input tensors, normalised with the
+// training set's mean and standard deviation; rows past the end are zero (padding).
+void load_batch(Executor& ex, const Feed& f, const ImageSet& s, const std::vector<int64_t>& order, int64_t first,
+                int64_t batch, float mean, float inv_std) {
+  const int64_t px = s.rows * s.cols;
+  float* x = ex.data(f.images);
+  float* y = ex.data(f.labels);
+  for (int64_t b = 0; b < batch; ++b) {
+    const int64_t k = first + b;
+    if (k >= static_cast<int64_t>(order.size())) {
+      std::fill(x + b * px, x + (b + 1) * px, 0.0f);
+      y[b] = 0;
+      continue;
+    }
+    const int64_t idx = order[static_cast<size_t>(k)];
+    const uint8_t* src = s.pixels.data() + idx * px;
+    for (int64_t p = 0; p < px; ++p) x[b * px + p] = (static_cast<float>(src[p]) / 255.0f - mean) * inv_std;
+    y[b] = s.labels[static_cast<size_t>(idx)];
+  }
+}
+
+double test_accuracy(Executor& ex, const Feed& f, const ImageSet& test, int64_t count, int64_t batch, float mean,
+                     float inv_std) {
+  std::vector<int64_t> order(static_cast<size_t>(count));
+  std::iota(order.begin(), order.end(), 0);
+  int64_t correct = 0;
+  const float* probs = ex.data(ex.probs_tensor());
+  for (int64_t first = 0; first < count; first += batch) {
+    load_batch(ex, f, test, order, first, batch, mean, inv_std);
+    ex.forward(false);
+    for (int64_t b = 0; b < batch && first + b < count; ++b) {
+      const float* p = probs + b * 10;
+      int64_t best = std::max_element(p, p + 10) - p;
+      correct += best == test.labels[static_cast<size_t>(first + b)];
+    }
+  }
+  return static_cast<double>(correct) / static_cast<double>(count);
+}
+
+}  // namespace
+
+TrainResult train_fashion_mnist(const TrainOptions& o) {
+  if (o.dataset != "fashion-mnist" && o.dataset != "fashion_mnist")
+    throw UserError("--dataset: '" + o.dataset + "' is not supported (fashion-mnist)");
+  if (!(o.target_accuracy > 0 && o.target_accuracy <= 1)) throw UserError("--target-accuracy: must be in (0, 1]");
+  if (o.epochs_max <= 0) throw UserError("--epochs-max: must be > 0");
+  if (o.batch <= 0) throw UserError("--batch: must be > 0");
+  if (o.lr < 0) throw UserError("--lr: must be > 0");
+  if (o.train_limit < 0) throw UserError("--train-limit: must be >= 0");
+  if (o.test_limit < 0) throw UserError("--test-limit: must be >= 0");
+  if (o.threads < 0) throw UserError("--threads: must be >= 0");
+
+  ModelSpec spec = find_model(o.model);
+  if (spec.input != std::vector<int64_t>{1, 28, 28} || spec.classes != 10)
+    throw UserError("--model: " + spec.name + " does not take 1x28x28 images with 10 classes (Fashion-MNIST)");
+  GraphOptions go;
+  go.batch = o.batch;
+  if (!parse_precision(o.precision, go.precision) ||
+      (go.precision != Precision::fp32 && go.precision != Precision::bf16))
+    throw UserError("--precision: the cpu backend trains in fp32 or bf16, not '" + o.precision + "'");
+  std::string opt = o.optimizer.empty() ? spec.optimizer : o.optimizer;
+  if (!parse_optimizer(opt, go.training_options.optimizer))
+    throw UserError("--optimizer: unknown optimizer '" + opt + "' (sgd_momentum|adam)");
+  std::ofstream log;
+  if (!o.log_path.empty()) {
+    log.open(o.log_path);
+    if (!log) throw UserError("--log: cannot write " + o.log_path);
+  }
+  FashionMnist data = load_fashion_mnist(o.data_dir.empty() ? kFashionMnistDir : o.data_dir);
+  OpGraph g = build_graph(spec, go);
+
+  ExecOptions eo;
+  eo.seed = o.seed;
+  eo.threads = o.threads;
+  // Defaults: Adam's usual 1e-3 (Kingma & Ba); SGD with momentum 0.9 at 0.01 (PyTorch
+  // MNIST example scale). The same for every model; override with --lr.
+  const bool adam = go.training_options.optimizer == Optimizer::adam;
+  eo.lr = static_cast<float>(o.lr > 0 ? o.lr : (adam ? 1e-3 : 0.01));
+  Executor ex(g, eo);
+  const Feed feed = find_feed(g);
+  if (feed.images < 0 || feed.labels < 0) throw InternalError("model graph has no image/label inputs");
+
+  const ImageSet& train = data.train;
+  const int64_t n_train = o.train_limit > 0 ? std::min(o.train_limit, train.count) : train.count;
+  if (n_train < o.batch) throw UserError("--batch: larger than the training images used (" + std::to_string(n_train) + ")");
+  // Normalisation statistics measured on the training images used.
+  double sum = 0, sq = 0;
+  const int64_t px = train.rows * train.cols;
+  for (int64_t k = 0; k < n_train * px; ++k) {
+    double v = train.pixels[static_cast<size_t>(k)] / 255.0;
+    sum += v;
+    sq += v * v;
+  }
+  const double cnt = static_cast<double>(n_train * px);
+  const float mean = static_cast<float>(sum / cnt);
+  const float inv_std = static_cast<float>(1.0 / std::sqrt(std::max(1e-12, sq / cnt - (sum / cnt) * (sum / cnt))));
+
+  TrainResult res;
+  res.options = o;
+  res.optimizer = optimizer_name(go.training_options.optimizer);
+  res.lr = eo.lr;
+  res.threads = ex.threads();
+  res.bf16_mode = ex.bf16() ? bf16_mode_description() : "off";
+  res.train_images = n_train;
+  const int64_t n_test = o.test_limit > 0 ? std::min(o.test_limit, data.test.count) : data.test.count;
+  res.test_images = n_test;
+  if (log) log << "epoch\tseconds\ttrain_loss\ttest_accuracy\n";
+
+  const int64_t steps = n_train / o.batch;  // the last partial batch is dropped
+  std::vector<int64_t> order(static_cast<size_t>(n_train));
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937_64 rng(o.seed);
+  ProgressBar bar("train " + spec.name, static_cast<long long>(steps) * o.epochs_max, o.progress);
+  const auto start = std::chrono::steady_clock::now();
+  for (int epoch = 1; epoch <= o.epochs_max; ++epoch) {
+    std::shuffle(order.begin(), order.end(), rng);
+    double loss_sum = 0;
+    for (int64_t s = 0; s < steps; ++s) {
+      load_batch(ex, feed, train, order, s * o.batch, o.batch, mean, inv_std);
+      ex.step();
+      const float l = ex.loss();
+      if (!std::isfinite(l))
+        throw UserError("training diverged: loss is " + std::string(std::isnan(l) ? "NaN" : "Inf") + " at epoch " +
+                        std::to_string(epoch) + ", step " + std::to_string(s + 1) + " (lower --lr)");
+      loss_sum += l;
+      bar.update(static_cast<long long>((epoch - 1) * steps + s + 1), "epoch " + std::to_string(epoch));
+    }
+    EpochRecord r;
+    r.epoch = epoch;
+    r.train_loss = loss_sum / static_cast<double>(steps);
+    r.test_accuracy = test_accuracy(ex, feed, data.test, n_test, o.batch, mean, inv_std);
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    res.epochs.push_back(r);
+    if (log) log << r.epoch << '\t' << r.seconds << '\t' << r.train_loss << '\t' << r.test_accuracy << '\n' << std::flush;
+    if (r.test_accuracy >= o.target_accuracy) {
+      res.reached_target = true;
+      res.epochs_to_target = epoch;
+      res.time_to_target_s = r.seconds;
+      break;
+    }
+  }
+  bar.finish(res.reached_target ? "target reached" : "target not reached");
+  res.seconds_per_epoch = res.epochs.back().seconds / static_cast<double>(res.epochs.size());
+  res.peak_rss_bytes = peak_rss_bytes();
+  return res;
+}
+
+}  // namespace xpusim::cpu

@@ -1,0 +1,56 @@
+// Real training on Fashion-MNIST with the cpu executor: shuffled mini-batches, test
+// accuracy after every epoch, a DAWNBench-style TSV log and the measured time to a target
+// test accuracy. Used by `xpusim train` and by the cpu_train test.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace xpusim::cpu {
+
+struct TrainOptions {
+  std::string model = "fashion_cnn";
+  std::string dataset = "fashion-mnist";
+  std::string data_dir;            // empty = Debian's install location
+  double target_accuracy = 0.90;
+  int epochs_max = 10;
+  int64_t batch = 64;
+  std::string precision = "fp32";
+  std::string optimizer;           // empty = the model's recipe
+  double lr = 0;                   // 0 = default for the optimizer (see trainer.cpp)
+  uint64_t seed = 1;
+  int threads = 0;
+  int64_t train_limit = 0;         // use only the first N training images (0 = all)
+  int64_t test_limit = 0;          // evaluate on the first N test images (0 = all 10,000)
+  std::string log_path;            // TSV log; empty = none
+  bool progress = true;
+};
+
+struct EpochRecord {
+  int epoch = 0;
+  double seconds = 0;        // cumulative wall time since training started (incl. evaluation)
+  double train_loss = 0;     // mean over the epoch's steps
+  double test_accuracy = 0;  // on the test images (all 10,000 unless test_limit)
+};
+
+struct TrainResult {
+  TrainOptions options;
+  std::string optimizer;
+  double lr = 0;
+  int threads = 0;
+  std::string bf16_mode;
+  int64_t train_images = 0;
+  int64_t test_images = 0;
+  std::vector<EpochRecord> epochs;
+  bool reached_target = false;
+  int epochs_to_target = 0;        // 0 when not reached
+  double time_to_target_s = 0;     // 0 when not reached
+  double seconds_per_epoch = 0;    // mean training+evaluation time of one epoch
+  int64_t peak_rss_bytes = 0;
+};
+
+// Throws UserError for bad options (naming the flag) and when the loss becomes NaN/Inf
+// (naming the epoch and step), UnavailableError when the dataset is not installed.
+TrainResult train_fashion_mnist(const TrainOptions& o);
+
+}  // namespace xpusim::cpu
