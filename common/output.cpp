@@ -52,6 +52,20 @@ std::string csv_escape(const std::string& s) {
   return out + "\"";
 }
 
+std::string xml_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    switch (c) {
+      case '&': o += "&amp;"; break;
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '"': o += "&quot;"; break;
+      default: o += c;
+    }
+  }
+  return o;
+}
+
 void Table::print(std::ostream& os, OutputFormat f) const {
   if (f == OutputFormat::csv) {
     for (size_t i = 0; i < columns.size(); ++i) os << (i ? "," : "") << csv_escape(columns[i]);

@@ -32,6 +32,8 @@ std::string fmt_fixed(double v, int decimals);
 std::string fmt_int(long long v);           // 25557032
 std::string fmt_bytes(long long bytes);      // 1.23 GiB
 std::string csv_escape(const std::string& s);
+// Escapes &, <, > and " for XML/HTML text and attributes (SVG charts, HTML reports).
+std::string xml_escape(const std::string& s);
 
 // Writes JSON with 2-space indentation and a trailing newline.
 void print_json(std::ostream& os, const nlohmann::json& j);

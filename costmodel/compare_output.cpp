@@ -11,19 +11,6 @@ namespace xpusim::cost {
 namespace {
 std::string cell(const std::optional<double>& v, int sig = 4) { return v ? fmt_sig(*v, sig) : "-"; }
 
-std::string xml_escape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      default: o += c;
-    }
-  }
-  return o;
-}
 }  // namespace
 
 void print_compare(std::ostream& os, const CompareResult& r, OutputFormat f) {

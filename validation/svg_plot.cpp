@@ -98,19 +98,6 @@ void frame(std::ostringstream& s, const SvgChart& c, double l, double t, double 
 
 }  // namespace
 
-std::string xml_escape(const std::string& in) {
-  std::string o;
-  for (char c : in) {
-    switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      default: o += c;
-    }
-  }
-  return o;
-}
 
 std::string palette_colour(size_t i) {
   static const char* p[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000"};

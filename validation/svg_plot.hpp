@@ -2,6 +2,7 @@
 // chart with optional log axes (scatter points and/or lines) and a vertical bar chart.
 // Output depends only on the inputs (fixed number formatting), so reports are reproducible.
 #pragma once
+#include "common/output.hpp"
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,6 +38,6 @@ std::string svg_bar_chart(const SvgChart& chart, const std::vector<SvgBar>& bars
 
 // The colour of the i-th category (a fixed, colour-blind-friendly palette; Okabe & Ito 2008).
 std::string palette_colour(size_t i);
-std::string xml_escape(const std::string& s);
+using xpusim::xml_escape;  // common/output.hpp
 
 }  // namespace xpusim::validation
