@@ -1,4 +1,5 @@
 // Cost formulas (see docs/cost-model.md) and the catalog-backed query used by validation.
+#include <cmath>
 #include "costmodel/cost.hpp"
 
 #include "common/error.hpp"
@@ -79,6 +80,19 @@ double epochs_to_target(const std::string& model, const std::string& dataset, co
   const ConvergenceCurve* c = cat.best(model, dataset, metric, precision, global_batch);
   if (!c) throw UserError("no convergence curve for " + model + " on " + dataset + " (" + metric + "); known curves: " + cat.names());
   return epochs_to_target(*c, accuracy, global_batch);
+}
+
+std::string epochs_input_source(const std::string& model, const std::string& dataset, const std::string& metric,
+                                double accuracy, int64_t global_batch, const std::string& precision) {
+  const ConvergenceCatalog& cat = default_convergence_catalog();
+  const ConvergenceCurve* c = cat.best(model, dataset, metric, precision, global_batch);
+  if (!c || (global_batch > 0 && global_batch != c->global_batch)) return {};
+  // Name the file from its configs/ folder on: the same text from every checkout.
+  std::string where = c->where();
+  if (auto k = where.rfind("configs/"); k != std::string::npos) where = where.substr(k);
+  for (const auto& p : c->points)
+    if (std::abs(p.accuracy - accuracy) < 1e-9) return "curve '" + c->name + "' (" + where + ")";
+  return {};
 }
 
 double cost_to_target_usd(const CostQuery& q) {

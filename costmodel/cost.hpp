@@ -70,5 +70,10 @@ CostResult evaluate_cost(const CostQuery& q);
 double epochs_to_target(const std::string& model, const std::string& dataset, const std::string& metric,
                         double accuracy, int64_t global_batch = 0, const std::string& precision = "");
 double cost_to_target_usd(const CostQuery& q);
+// When the epochs-to-target for this query are read straight off a published curve point
+// (same global batch, the target is one of the curve's points), the curve and file:line it
+// comes from; empty when the figure is interpolated or extrapolated (a real prediction).
+std::string epochs_input_source(const std::string& model, const std::string& dataset, const std::string& metric,
+                                double accuracy, int64_t global_batch, const std::string& precision = "");
 
 }  // namespace xpusim::cost

@@ -19,6 +19,10 @@ struct CostHooks {
   // at the row's global batch and precision.
   std::function<double(const ReferenceRow& row, const StepReport& predicted, bool top5, double target)>
       epochs_to_accuracy;
+  // Non-empty when that epochs figure is not predicted but read off an input curve point
+  // (the published number itself): such a row would only compare a number with itself.
+  std::function<std::string(const ReferenceRow& row, const StepReport& predicted, bool top5, double target)>
+      epochs_input_source;
 };
 
 }  // namespace xpusim::validation

@@ -75,6 +75,10 @@ CostHooks costmodel_hooks() {
     std::string dataset = row.dataset.empty() ? find_model(row.model).dataset : row.dataset;
     return cost::epochs_to_target(row.model, dataset, top5 ? "top5" : "top1", target, rep.global_batch, row.precision);
   };
+  h.epochs_input_source = [](const ReferenceRow& row, const StepReport& rep, bool top5, double target) {
+    std::string dataset = row.dataset.empty() ? find_model(row.model).dataset : row.dataset;
+    return cost::epochs_input_source(row.model, dataset, top5 ? "top5" : "top1", target, rep.global_batch, row.precision);
+  };
   return h;
 }
 

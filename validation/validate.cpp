@@ -230,6 +230,11 @@ class RowEvaluator {
         break;
       case MetricKind::epochs_to_top1:
       case MetricKind::epochs_to_top5:
+        if (opts_.cost.epochs_input_source) {
+          std::string src = opts_.cost.epochs_input_source(row, rep, is_top5(metric->kind), *metric->target);
+          if (!src.empty())
+            throw Skip{"circular: at this global batch the epochs are an input, " + src + ", not a prediction"};
+        }
         pred = epochs_to(row, rep, *metric);
         break;
       case MetricKind::cost_to_top1:

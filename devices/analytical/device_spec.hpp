@@ -35,6 +35,7 @@ struct DeviceSpec {
   double op_overhead_us = 10;           // per op: kernel launch + framework dispatch + tail
   double step_overhead_ms = 0;          // per step: session run, host sync
   double gemm_half_dim = 0;             // GEMM dimension at which tiles run half full (0 = off)
+  double gemm_tile_n = 0;               // output-channel tile width; channels are rounded up to it (0 = off)
   double winograd_speedup = 1.0;        // 3x3/5x5 stride-1 convolutions off tensor cores (Winograd / FFT tiling)
   int64_t reserved_bytes = 0;           // runtime context + allocator slack not usable by tensors
   double workspace_fraction = 0;        // conv workspace as a fraction of the largest activation

@@ -1,6 +1,7 @@
 #include "devices/analytical/op_cost.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace xpusim::analytical {
 
@@ -34,8 +35,8 @@ OpCost OpCostModel::streaming(const OpGraph& g, int op, OpClass cls, double kern
   return c;
 }
 
-OpCost OpCostModel::gemm(const OpGraph& g, int op, double flops, double items, double dmin, bool tensor_ok,
-                         double kernels) const {
+OpCost OpCostModel::gemm(const OpGraph& g, int op, double flops, double items, double dmin, double n_out,
+                         bool tensor_ok, double kernels) const {
   const OpNode& n = g.op(op);
   OpCost c;
   c.cls = OpClass::gemm;
@@ -47,7 +48,14 @@ OpCost OpCostModel::gemm(const OpGraph& g, int op, double flops, double items, d
   // small: Cout = 64 or a 1x1 conv's K = Cin = 64 wastes part of every tile and of the
   // K-loop pipeline. A smooth d / (d + d_half) captures it with one constant per device.
   const double shape = r_.gemm_half_dim > 0 ? dmin / (dmin + r_.gemm_half_dim) : 1.0;
-  c.compute_s = flops / (rate * std::max(fill * shape, 1e-6));
+  // Kernels tile the output columns (channels) in fixed-width blocks (cuBLAS/cuDNN SGEMM
+  // kernels of the Kepler-Volta era use 128-wide threadblock tiles; CUTLASS's default
+  // threadblock shape is 128x128): 96 channels in a 128-wide tile run it 3/4 full, 192 channels
+  // take two tiles, 75% used. Channel counts that are not multiples of the tile (Inception's
+  // 48/80/96/160/192-wide branches) pay for it; ResNet/VGG widths do not.
+  double quant = 1.0;
+  if (r_.gemm_tile_n > 0 && n_out > 0) quant = n_out / (std::ceil(n_out / r_.gemm_tile_n) * r_.gemm_tile_n);
+  c.compute_s = flops / (rate * std::max(fill * shape * quant, 1e-6));
   c.memory_s = io_bytes(n) / r_.memory_bytes_s;
   c.overhead_s = kernels * r_.op_overhead_s;
   return c;
@@ -67,10 +75,20 @@ OpCost OpCostModel::conv(const OpGraph& g, int op) const {
   const double m_px = static_cast<double>(ys[0]) * ys[2] * ys[3];
   const double cout = static_cast<double>(ys[1]) / std::max(1, a.groups);
   double dmin = 0;
+  double n_out = 0;  // the implicit GEMM's output columns: Cout forward, Cin for the data gradient
   switch (n.kind) {
-    case OpKind::Conv2DBackwardData: dmin = std::min({m_px, static_cast<double>(cin), cout * kk}); break;
-    case OpKind::Conv2DBackwardFilter: dmin = std::min({cout, static_cast<double>(cin) * kk, m_px}); break;
-    default: dmin = std::min({m_px, cout, static_cast<double>(cin) * kk}); break;
+    case OpKind::Conv2DBackwardData:
+      dmin = std::min({m_px, static_cast<double>(cin), cout * kk});
+      n_out = static_cast<double>(cin);
+      break;
+    case OpKind::Conv2DBackwardFilter:
+      dmin = std::min({cout, static_cast<double>(cin) * kk, m_px});
+      n_out = cout;
+      break;
+    default:
+      dmin = std::min({m_px, cout, static_cast<double>(cin) * kk});
+      n_out = cout;
+      break;
   }
   // Tensor cores need channel counts that fill their 8-wide fragments (cuDNN pads or falls
   // back otherwise: the RGB first layer runs on CUDA cores).
@@ -84,7 +102,7 @@ OpCost OpCostModel::conv(const OpGraph& g, int op) const {
   // tiling more for 5x5 (Vasilache et al., ICLR 2015); transforms eat part of that, hence one
   // device factor in [1, 4] for both.
   if (winograd && !on_tensor) flops /= r_.winograd_speedup;
-  OpCost c = gemm(g, op, flops, items, dmin, tensor_ok, 1);
+  OpCost c = gemm(g, op, flops, items, dmin, n_out, tensor_ok, 1);
   c.cls = OpClass::conv;
   return c;
 }
@@ -98,7 +116,8 @@ OpCost OpCostModel::on_Conv2DBackwardFilter(const OpGraph& g, int op) { return c
 OpCost OpCostModel::on_MatMul(const OpGraph& g, int op) {
   const OpAttrs& a = g.op(op).attrs;
   const double dmin = static_cast<double>(std::min({a.m, a.n, a.k}));
-  return gemm(g, op, g.op(op).work.flops, static_cast<double>(a.m * a.n), dmin, a.k >= 8 && a.n >= 8 && a.m >= 8, 1);
+  return gemm(g, op, g.op(op).work.flops, static_cast<double>(a.m * a.n), dmin, static_cast<double>(a.n),
+              a.k >= 8 && a.n >= 8 && a.m >= 8, 1);
 }
 
 OpCost OpCostModel::on_BatchNorm(const OpGraph& g, int op) { return streaming(g, op, OpClass::normalization); }
@@ -128,7 +147,8 @@ OpCost OpCostModel::on_LSTM(const OpGraph& g, int op) {
   const double t = static_cast<double>(std::max<int64_t>(1, a.seq_len));
   const double batch = static_cast<double>(g.tensor(n.inputs[0]).desc.shape[0]);
   const double dmin = std::min({batch, 4.0 * static_cast<double>(a.hidden), static_cast<double>(a.input_size + a.hidden)});
-  OpCost c = gemm(g, op, n.work.flops, batch * 4.0 * static_cast<double>(a.hidden), dmin, a.hidden >= 8, 2 * t);
+  OpCost c = gemm(g, op, n.work.flops, batch * 4.0 * static_cast<double>(a.hidden), dmin,
+                  4.0 * static_cast<double>(a.hidden), a.hidden >= 8, 2 * t);
   c.compute_s += 4.0 * n.work.transcendentals / r_.vector_flops_s;
   c.cls = OpClass::recurrent;
   return c;
@@ -139,7 +159,8 @@ OpCost OpCostModel::on_LSTMBackward(const OpGraph& g, int op) {
   const double t = static_cast<double>(std::max<int64_t>(1, a.seq_len));
   const double batch = static_cast<double>(g.tensor(n.inputs[1]).desc.shape[0]);
   const double dmin = std::min({batch, 4.0 * static_cast<double>(a.hidden), static_cast<double>(a.input_size + a.hidden)});
-  OpCost c = gemm(g, op, n.work.flops, batch * 4.0 * static_cast<double>(a.hidden), dmin, a.hidden >= 8, 3 * t);
+  OpCost c = gemm(g, op, n.work.flops, batch * 4.0 * static_cast<double>(a.hidden), dmin,
+                  4.0 * static_cast<double>(a.hidden), a.hidden >= 8, 3 * t);
   c.cls = OpClass::recurrent;
   return c;
 }

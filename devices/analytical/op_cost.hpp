@@ -21,6 +21,7 @@ struct Rates {
   double winograd_speedup = 1; // 3x3 stride-1 convs off tensor cores
   double fill_items = 0;       // outputs needed to occupy the device; 0 = no fill model (CPU)
   double gemm_half_dim = 0;    // GEMM dimension at which tiles run half full; 0 = no shape model
+  double gemm_tile_n = 0;      // output-channel tile width (channels round up to it); 0 = no quantisation
 };
 
 enum class OpClass { none, conv, gemm, recurrent, elementwise, normalization, update, communication };
@@ -45,8 +46,10 @@ class OpCostModel final : public OpVisitor<OpCost> {
 
  private:
   OpCost conv(const OpGraph& g, int op) const;
-  // dmin: the smallest of the implicit GEMM's M, N, K (tile utilisation).
-  OpCost gemm(const OpGraph& g, int op, double flops, double items, double dmin, bool tensor_ok, double kernels) const;
+  // dmin: the smallest of the implicit GEMM's M, N, K (tile utilisation); n_out: the GEMM's
+  // output-column count (channels), which is tiled in gemm_tile_n-wide blocks.
+  OpCost gemm(const OpGraph& g, int op, double flops, double items, double dmin, double n_out, bool tensor_ok,
+              double kernels) const;
   OpCost streaming(const OpGraph& g, int op, OpClass cls, double kernels = 1) const;
   Rates r_;
 };

@@ -49,6 +49,7 @@ Rates make_rates(const DeviceSpec& d, Precision p, const std::string& build, int
   r.op_overhead_s = d.op_overhead_us * 1e-6;
   r.winograd_speedup = d.winograd_speedup;
   r.gemm_half_dim = d.gemm_half_dim;
+  r.gemm_tile_n = d.gemm_tile_n;
   if (d.kind == DeviceKind::gpu) {
     r.gemm_flops_s = cuda_core_peak_tflops(d, p) * 1e12 * d.compute_efficiency;
     r.tensor_flops_s = tensor_peak_tflops(d, p) * 1e12 * d.tensor_efficiency;

@@ -178,6 +178,24 @@ TEST_CASE("validate: cost metrics go through the cost hooks", "[validation][run]
   CHECK(at_line(r, 9).reason == "cost model: no price for fake_tpu");
 }
 
+TEST_CASE("validate: an epochs row read straight off an input curve is skipped as circular", "[validation][run]") {
+  test::FakeConfigDir cfg;
+  CostHooks h;
+  h.epochs_to_accuracy = [](const ReferenceRow&, const StepReport&, bool, double) { return 40.0; };
+  // The curve holds the point (40 epochs, 0.75) at this batch: an input, not a prediction.
+  h.epochs_input_source = [](const ReferenceRow&, const StepReport&, bool, double target) {
+    return target == 0.75 ? std::string("curve 'c' (configs/convergence/x.yaml:3)") : std::string();
+  };
+  auto r = run(
+      "s,fake_gpu,4,,tf,mnist_mlp,mnist,128,fp32,synthetic,epochs_to_top1_0.75,40,epochs,\n"
+      "s,fake_gpu,4,,tf,mnist_mlp,mnist,128,fp32,synthetic,epochs_to_top1_0.7,40,epochs,\n",
+      h);
+  CHECK_FALSE(at_line(r, 2).used);
+  CHECK_THAT(at_line(r, 2).reason, Catch::StartsWith("circular:") && Catch::Contains("configs/convergence/x.yaml:3"));
+  CHECK(at_line(r, 3).used);  // interpolated: a prediction, compared
+  CHECK(r.rows_skipped == 1);
+}
+
 TEST_CASE("validate: calibration overrides reach the engine", "[validation][run]") {
   test::FakeConfigDir cfg;
   ValidateOptions o;
