@@ -28,6 +28,7 @@ struct ValidateArgs {
   std::string measure_device;
   int measure_steps = 5;
   int measure_warmup = 2;
+  int measure_repeats = 3;
   int threads = 0;
   std::vector<std::string> calibrations;
   std::string baseline = "k80";
@@ -52,6 +53,9 @@ void register_validate(CLI::App& app) {
                   "device YAML the measured rows are predicted with (default: host for cpu; required for cuda)");
   cmd->add_option("--measure-steps", a->measure_steps, "timed steps per case")->capture_default_str();
   cmd->add_option("--measure-warmup", a->measure_warmup, "untimed warm-up steps per case")->capture_default_str();
+  cmd->add_option("--measure-repeats", a->measure_repeats,
+                  "runs per case, in rounds over all cases; each row keeps the median run")
+      ->capture_default_str();
   cmd->add_option("--threads", a->threads, "cpu: threads (0 = all hardware threads)")->capture_default_str();
   cmd->callback([a] {
     using namespace validation;
@@ -73,6 +77,7 @@ void register_validate(CLI::App& app) {
       if (a->measure != "cpu" && a->measure != "cuda") throw UserError("--measure: '" + a->measure + "' is not cpu or cuda");
       if (a->measure_steps <= 0) throw UserError("--measure-steps: must be > 0");
       if (a->measure_warmup < 0) throw UserError("--measure-warmup: must be >= 0");
+      if (a->measure_repeats <= 0) throw UserError("--measure-repeats: must be > 0");
       if (a->threads < 0) throw UserError("--threads: must be >= 0");
       MeasureOptions mo;
       mo.backend_version = check_backend_available(a->measure);
@@ -84,6 +89,7 @@ void register_validate(CLI::App& app) {
       mo.cases = a->measure_cases.empty() ? default_measure_cases() : parse_measure_cases(a->measure_cases, "--measure-cases");
       mo.steps = a->measure_steps;
       mo.warmup = a->measure_warmup;
+      mo.repeats = a->measure_repeats;
       mo.date = today_utc();
       mo.progress = true;
       rows = measure_rows(mo);

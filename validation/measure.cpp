@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <ctime>
 #include <thread>
 
 #include "common/error.hpp"
 #include "common/progress.hpp"
+#include "common/stats.hpp"
 #include "models/zoo.hpp"
 
 #ifndef XPUSIM_VERSION
@@ -68,9 +70,10 @@ std::string today_utc() {
 
 std::vector<ReferenceRow> measure_rows(const MeasureOptions& o) {
   int count = o.count > 0 ? o.count : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int repeats = std::max(1, o.repeats);
   std::vector<ReferenceRow> out;
-  ProgressBar bar("measure " + o.backend, static_cast<long long>(o.cases.size()), o.progress);
-  long long done = 0;
+  std::vector<std::vector<double>> values(o.cases.size());
+  std::vector<std::string> failures(o.cases.size()), versions(o.cases.size());
   for (const auto& c : o.cases) {
     ReferenceRow r;
     r.line = static_cast<int>(out.size()) + 2;  // its line in the CSV these rows are written to
@@ -85,36 +88,68 @@ std::vector<ReferenceRow> measure_rows(const MeasureOptions& o) {
     r.data = "synthetic";
     r.metric = "train_throughput";
     r.unit = "samples/s";
-    std::string note = "steps=" + std::to_string(o.steps) + " warmup=" + std::to_string(o.warmup) +
-                       " threads=" + std::to_string(count);
-    try {
-      r.dataset = find_model(c.model).dataset;
-      PredictRequest q;
-      q.model = c.model;
-      q.batch_per_device = c.batch;
-      q.precision = r.precision;
-      q.engine = o.backend;
-      q.placement.device = o.backend;
-      q.placement.count = o.backend == "cpu" ? 1 : count;
-      q.threads = o.backend == "cpu" ? count : 0;
-      q.steps = o.steps;
-      q.warmup = o.warmup;
-      StepReport rep = o.predict ? o.predict(q) : predict(q);
-      r.value = rep.throughput_samples_per_s;
-      // Versions the backend reports (library builds, driver) travel with the row.
-      for (auto it = rep.extra.begin(); it != rep.extra.end(); ++it)
-        if (it.value().is_string() && it.key().find("version") != std::string::npos)
-          note += " " + it.key() + "=" + it.value().get<std::string>();
-      if (!rep.device.empty()) note += " measured_on=" + rep.device;
-      if (!o.backend_version.empty()) note += " backend=" + o.backend_version;
-    } catch (const std::exception& e) {
-      note += " run failed: " + std::string(e.what());
-    }
-    r.note = note;
     out.push_back(r);
-    bar.update(++done, c.model);
+  }
+  ProgressBar bar("measure " + o.backend, static_cast<long long>(o.cases.size()) * repeats, o.progress);
+  long long done = 0;
+  // Rounds run every case once, so a slow spell of a shared machine hits one run of several
+  // cases rather than every run of one case; the row keeps the median of its runs.
+  for (int round = 0; round < repeats; ++round) {
+    for (size_t k = 0; k < o.cases.size(); ++k) {
+      const auto& c = o.cases[k];
+      ReferenceRow& r = out[k];
+      if (!failures[k].empty()) {
+        bar.update(++done, c.model);
+        continue;
+      }
+      try {
+        r.dataset = find_model(c.model).dataset;
+        PredictRequest q;
+        q.model = c.model;
+        q.batch_per_device = c.batch;
+        q.precision = r.precision;
+        q.engine = o.backend;
+        q.placement.device = o.backend;
+        q.placement.count = o.backend == "cpu" ? 1 : count;
+        q.threads = o.backend == "cpu" ? count : 0;
+        q.steps = o.steps;
+        q.warmup = o.warmup;
+        StepReport rep = o.predict ? o.predict(q) : predict(q);
+        values[k].push_back(rep.throughput_samples_per_s);
+        if (round == 0) {
+          // Versions the backend reports (library builds, driver) travel with the row.
+          std::string v;
+          for (auto it = rep.extra.begin(); it != rep.extra.end(); ++it)
+            if (it.value().is_string() && it.key().find("version") != std::string::npos)
+              v += " " + it.key() + "=" + it.value().get<std::string>();
+          if (!rep.device.empty()) v += " measured_on=" + rep.device;
+          versions[k] = v;
+        }
+      } catch (const std::exception& e) {
+        failures[k] = e.what();
+      }
+      bar.update(++done, c.model);
+    }
   }
   bar.finish();
+  for (size_t k = 0; k < out.size(); ++k) {
+    std::string note = "steps=" + std::to_string(o.steps) + " warmup=" + std::to_string(o.warmup) +
+                       " threads=" + std::to_string(count);
+    if (failures[k].empty() && !values[k].empty()) {
+      out[k].value = median_of(values[k]);
+      note += " repeats=" + std::to_string(values[k].size()) + " median of";
+      for (double v : values[k]) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, " %.6g", v);
+        note += buf;
+      }
+      note += versions[k];
+      if (!o.backend_version.empty()) note += " backend=" + o.backend_version;
+    } else {
+      note += " run failed: " + failures[k];
+    }
+    out[k].note = note;
+  }
   return out;
 }
 

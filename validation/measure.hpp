@@ -29,6 +29,7 @@ struct MeasureOptions {
   int count = 0;                 // devices of the rows (cpu: threads; 0 = all hardware threads)
   std::vector<MeasureCase> cases;
   int steps = 5, warmup = 2;
+  int repeats = 1;               // runs per case (in rounds over all cases); the row keeps the median
   std::string date;              // YYYY-MM-DD written into the rows (the caller's clock)
   std::string backend_version;   // the engine's description (library versions), for the rows' note
   PredictFn predict;             // empty = xpusim::predict

@@ -80,6 +80,16 @@ DeviceSpec load_device_spec(const std::string& name_or_path, const std::vector<s
   d.compute_efficiency = num("compute_efficiency", 0.5, "fraction", "conv/GEMM share of CUDA-core or SIMD peak", fraction);
   d.memory_efficiency = num("memory_efficiency", 0.7, "fraction", "streaming kernels' share of memory bandwidth", fraction);
   d.op_overhead_us = num("op_overhead_us", 10, "us", "per op: launch + framework dispatch + tail", non_negative);
+  // NVIDIA SFUs issue a transcendental at 1/4 of the FMA rate (CUDA C Programming Guide,
+  // arithmetic instruction throughput); a CPU evaluates exp/tanh as a vectorised polynomial
+  // plus range reduction and a division, ~20-30 FLOP slots (Eigen's ptanh/plogistic, SLEEF).
+  d.transcendental_flops = num("transcendental_flops", d.kind == DeviceKind::cpu ? 25.0 : 4.0, "FLOP",
+                               "vector-unit FLOP slots one exp/tanh/sigmoid costs", positive);
+  // A framework that runs a recurrent layer as one op per timestep (TF/Keras without cuDNN)
+  // pays the per-op overhead per timestep; a fused recurrent kernel (oneDNN/cuDNN RNNs, the
+  // CPU backend's LSTM) pays only its internal loop. Default: the per-op overhead.
+  d.recurrent_step_overhead_us = num("recurrent_step_overhead_us", d.op_overhead_us, "us",
+                                     "per timestep and kernel of a recurrent layer (default: op_overhead_us)", non_negative);
   d.step_overhead_ms = num("step_overhead_ms", 0, "ms", "per step: session run and host sync", non_negative);
   d.winograd_speedup = num("winograd_speedup", 1.0, "x", "3x3 stride-1 convs off tensor cores (Winograd)",
                            [](double v) { return v >= 1 && v <= 4 ? "" : "must be in [1, 4]"; });

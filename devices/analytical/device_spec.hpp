@@ -33,6 +33,8 @@ struct DeviceSpec {
   double compute_efficiency = 0.5;      // fraction of CUDA-core / SIMD peak that conv/GEMM kernels reach
   double memory_efficiency = 0.7;       // fraction of memory bandwidth that streaming kernels reach
   double op_overhead_us = 10;           // per op: kernel launch + framework dispatch + tail
+  double transcendental_flops = 4;      // FLOP slots per exp/tanh/sigmoid on the vector units
+  double recurrent_step_overhead_us = 10;  // per timestep kernel inside a recurrent op (default: op_overhead_us)
   double step_overhead_ms = 0;          // per step: session run, host sync
   double gemm_half_dim = 0;             // GEMM dimension at which tiles run half full (0 = off)
   double gemm_tile_n = 0;               // output-channel tile width; channels are rounded up to it (0 = off)

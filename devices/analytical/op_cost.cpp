@@ -27,9 +27,9 @@ OpCost OpCostModel::streaming(const OpGraph& g, int op, OpClass cls, double kern
   const OpNode& n = g.op(op);
   OpCost c;
   c.cls = cls;
-  // A transcendental costs ~4 FLOP slots (SFU throughput is 1/4 of FMA on NVIDIA SMs; CUDA
-  // C Programming Guide, arithmetic instruction throughput table).
-  c.compute_s = (n.work.flops + 4.0 * n.work.transcendentals) / r_.vector_flops_s;
+  // A transcendental costs transcendental_flops FLOP slots (device YAML: ~4 on NVIDIA SFUs,
+  // ~25 for a vectorised polynomial exp/tanh on a CPU).
+  c.compute_s = (n.work.flops + r_.transcendental_flops * n.work.transcendentals) / r_.vector_flops_s;
   c.memory_s = io_bytes(n) / r_.memory_bytes_s;
   c.overhead_s = kernels * r_.op_overhead_s;
   return c;
@@ -141,6 +141,8 @@ OpCost OpCostModel::on_EmbeddingBackward(const OpGraph& g, int op) { return stre
 
 // An LSTM runs its timesteps one after another: per step one gate GEMM and one fused
 // pointwise kernel (TF/Keras without cuDNN), each a small kernel that rarely fills the device.
+// Overhead: one dispatch for the op plus recurrent_step_overhead per timestep kernel (equal
+// to the per-op overhead where every timestep is a framework op).
 OpCost OpCostModel::on_LSTM(const OpGraph& g, int op) {
   const OpNode& n = g.op(op);
   const OpAttrs& a = n.attrs;
@@ -148,8 +150,9 @@ OpCost OpCostModel::on_LSTM(const OpGraph& g, int op) {
   const double batch = static_cast<double>(g.tensor(n.inputs[0]).desc.shape[0]);
   const double dmin = std::min({batch, 4.0 * static_cast<double>(a.hidden), static_cast<double>(a.input_size + a.hidden)});
   OpCost c = gemm(g, op, n.work.flops, batch * 4.0 * static_cast<double>(a.hidden), dmin,
-                  4.0 * static_cast<double>(a.hidden), a.hidden >= 8, 2 * t);
-  c.compute_s += 4.0 * n.work.transcendentals / r_.vector_flops_s;
+                  4.0 * static_cast<double>(a.hidden), a.hidden >= 8, 0);
+  c.compute_s += r_.transcendental_flops * n.work.transcendentals / r_.vector_flops_s;
+  c.overhead_s = r_.op_overhead_s + 2 * t * r_.recurrent_step_s;
   c.cls = OpClass::recurrent;
   return c;
 }
@@ -160,7 +163,8 @@ OpCost OpCostModel::on_LSTMBackward(const OpGraph& g, int op) {
   const double batch = static_cast<double>(g.tensor(n.inputs[1]).desc.shape[0]);
   const double dmin = std::min({batch, 4.0 * static_cast<double>(a.hidden), static_cast<double>(a.input_size + a.hidden)});
   OpCost c = gemm(g, op, n.work.flops, batch * 4.0 * static_cast<double>(a.hidden), dmin,
-                  4.0 * static_cast<double>(a.hidden), a.hidden >= 8, 3 * t);
+                  4.0 * static_cast<double>(a.hidden), a.hidden >= 8, 0);
+  c.overhead_s = r_.op_overhead_s + 3 * t * r_.recurrent_step_s;
   c.cls = OpClass::recurrent;
   return c;
 }

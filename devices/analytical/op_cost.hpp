@@ -18,6 +18,8 @@ struct Rates {
   double vector_flops_s = 1;   // elementwise arithmetic
   double memory_bytes_s = 1;   // streaming bandwidth
   double op_overhead_s = 0;    // per kernel
+  double recurrent_step_s = 0; // per timestep kernel of an LSTM
+  double transcendental_flops = 4;  // FLOP slots one exp/tanh/sigmoid costs on the vector units
   double winograd_speedup = 1; // 3x3 stride-1 convs off tensor cores
   double fill_items = 0;       // outputs needed to occupy the device; 0 = no fill model (CPU)
   double gemm_half_dim = 0;    // GEMM dimension at which tiles run half full; 0 = no shape model

@@ -47,6 +47,8 @@ double peak_gemm_flops_s(const DeviceSpec& d, Precision p, const std::string& bu
 Rates make_rates(const DeviceSpec& d, Precision p, const std::string& build, int vcpus) {
   Rates r;
   r.op_overhead_s = d.op_overhead_us * 1e-6;
+  r.recurrent_step_s = d.recurrent_step_overhead_us * 1e-6;
+  r.transcendental_flops = d.transcendental_flops;
   r.winograd_speedup = d.winograd_speedup;
   r.gemm_half_dim = d.gemm_half_dim;
   r.gemm_tile_n = d.gemm_tile_n;

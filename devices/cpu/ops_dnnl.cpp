@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "common/error.hpp"
+#include "devices/cpu/pool_plain.hpp"
 #include "devices/cpu/runner.hpp"
 
 namespace xpusim::cpu {
@@ -32,7 +33,6 @@ struct Reorder {
 struct Prim : OpState {
   dnnl::primitive prim;
   std::unordered_map<int, memory> args;
-  memory workspace;                // pooling max: argmax positions for the backward pass
   std::vector<Reorder> pre, post;  // plain -> preferred layout before, back after
 };
 
@@ -137,37 +137,26 @@ dnnl::eltwise_forward::primitive_desc eltwise_fwd_pd(Runner& r, const OpGraph& g
       dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, eltwise_alg(op.attrs.act), d, 0.f, 0.f), r.eng);
 }
 
-// Pooling over 4-D tensors; global pooling writes [N, C] viewed as [N, C, 1, 1].
-struct PoolGeom {
-  memory::desc src, dst;
-  memory::dims strides, kernel, pad_l, pad_r;
-  dnnl::algorithm alg;
-};
-
-PoolGeom pool_geom(const OpGraph& g, int fwd) {
+// Pooling over 4-D tensors (pool_plain.hpp); global pooling writes [N, C] viewed as [N, C, 1, 1].
+PlainPool plain_pool(const OpGraph& g, int fwd) {
   const OpNode& op = g.op(fwd);
   const OpAttrs& a = op.attrs;
   const Shape& x = g.tensor(op.inputs[0]).desc.shape;
   const Shape& y = g.tensor(op.outputs[0]).desc.shape;
-  PoolGeom p;
-  p.src = plain(dims_of(x));
-  memory::dims yd = y.size() == 2 ? memory::dims{y[0], y[1], 1, 1} : dims_of(y);
-  p.dst = plain(yd);
-  p.kernel = {a.kernel_h, a.kernel_w};
-  p.strides = a.global_pool ? memory::dims{1, 1} : memory::dims{a.stride_h, a.stride_w};
-  p.pad_l = a.global_pool ? memory::dims{0, 0} : memory::dims{a.pad_h, a.pad_w};
-  p.pad_r = p.pad_l;  // symmetric, floor-sized output (as for convolution)
-  // Average pooling counts padded zeros, as PyTorch's avg_pool2d does by default.
-  p.alg = a.pool == PoolFn::max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_include_padding;
+  PlainPool p;
+  p.planes = x[0] * x[1];
+  p.h = x[2];
+  p.w = x[3];
+  p.oh = y.size() == 4 ? y[2] : 1;
+  p.ow = y.size() == 4 ? y[3] : 1;
+  p.kh = a.global_pool ? x[2] : a.kernel_h;
+  p.kw = a.global_pool ? x[3] : a.kernel_w;
+  p.sh = a.global_pool ? 1 : a.stride_h;
+  p.sw = a.global_pool ? 1 : a.stride_w;
+  p.ph = a.global_pool ? 0 : a.pad_h;  // symmetric, floor-sized output (as for convolution)
+  p.pw = a.global_pool ? 0 : a.pad_w;
+  p.max = a.pool == PoolFn::max;
   return p;
-}
-
-dnnl::pooling_forward::primitive_desc pool_fwd_pd(Runner& r, const OpGraph& g, int fwd) {
-  PoolGeom p = pool_geom(g, fwd);
-  return dnnl::pooling_forward::primitive_desc(
-      dnnl::pooling_forward::desc(dnnl::prop_kind::forward_training, p.alg, p.src, p.dst, p.strides, p.kernel,
-                                  p.pad_l, p.pad_r),
-      r.eng);
 }
 
 bool pool_is_1d_global(const OpGraph& g, int fwd) {
@@ -389,23 +378,12 @@ void Runner::on_Pool(const OpGraph& g, int i) {
       }
     return;
   }
-  bool fresh;
-  auto& s = state_of<Prim>(*this, i, fresh);
-  if (fresh) {
-    auto pd = pool_fwd_pd(*this, g, i);
-    s.prim = dnnl::pooling_forward(pd);
-    s.args[DNNL_ARG_SRC] = memory(pd.src_desc(), eng, ptr(op.inputs[0]));
-    s.args[DNNL_ARG_DST] = memory(pd.dst_desc(), eng, ptr(op.outputs[0]));
-    if (op.attrs.pool == PoolFn::max) {
-      s.workspace = memory(pd.workspace_desc(), eng);
-      s.args[DNNL_ARG_WORKSPACE] = s.workspace;
-    }
-  }
-  exec(*this, s);
+  const PlainPool p = plain_pool(g, i);
+  pool_plain_forward(p, ptr(op.inputs[0]), ptr(op.outputs[0]));
 }
 
-// Max pooling's backward pass routes gradients through the argmax positions the forward
-// primitive saved in its workspace (the graph's {dy, x, y} inputs name the same data).
+// Max pooling's backward pass routes each gradient to its window's argmax, found again from
+// the graph's {dy, x, y} inputs (pool_plain.cpp); average pooling needs dy only.
 void Runner::on_PoolBackward(const OpGraph& g, int i) {
   const OpNode& op = g.op(i);
   if (pool_is_1d_global(g, op.forward_op)) {
@@ -420,23 +398,11 @@ void Runner::on_PoolBackward(const OpGraph& g, int i) {
         for (int64_t k = 0; k < f; ++k) dx[(b * t + s) * f + k] = dy[b * f + k] * inv;
     return;
   }
-  bool fresh;
-  auto& s = state_of<Prim>(*this, i, fresh);
-  if (fresh) {
-    PoolGeom p = pool_geom(g, op.forward_op);
-    dnnl::pooling_backward::primitive_desc pd(
-        dnnl::pooling_backward::desc(p.alg, p.src, p.dst, p.strides, p.kernel, p.pad_l, p.pad_r), eng,
-        pool_fwd_pd(*this, g, op.forward_op));
-    s.prim = dnnl::pooling_backward(pd);
-    s.args[DNNL_ARG_DIFF_DST] = memory(pd.diff_dst_desc(), eng, ptr(op.inputs[0]));
-    s.args[DNNL_ARG_DIFF_SRC] = memory(pd.diff_src_desc(), eng, ptr(op.outputs[0]));
-    if (op.attrs.pool == PoolFn::max) {
-      auto* fs = static_cast<Prim*>(state[static_cast<size_t>(op.forward_op)].get());
-      if (!fs) throw InternalError("pool backward before its forward pass");
-      s.args[DNNL_ARG_WORKSPACE] = fs->workspace;
-    }
-  }
-  exec(*this, s);
+  // in: {dy, x, y} for max pooling, {dy} for average pooling (training.cpp)
+  const PlainPool p = plain_pool(g, op.forward_op);
+  const bool has_xy = op.inputs.size() == 3;
+  pool_plain_backward(p, ptr(op.inputs[0]), has_xy ? ptr(op.inputs[1]) : nullptr,
+                      has_xy ? ptr(op.inputs[2]) : nullptr, ptr(op.outputs[0]));
 }
 
 }  // namespace xpusim::cpu

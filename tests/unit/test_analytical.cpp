@@ -102,6 +102,23 @@ TEST_CASE("output channels round up to whole GEMM tiles", "[analytical]") {
   CHECK(compute_s(96, 0) == Approx(0.75 * flop_s_128));
 }
 
+TEST_CASE("an LSTM pays one dispatch plus a per-timestep cost; transcendentals cost FLOP slots", "[analytical]") {
+  // lstm_textgen: one LSTM over 40 timesteps (forward 2 and backward 3 kernels per step).
+  const std::vector<std::string> base{"op_overhead_us=0", "step_overhead_ms=0"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> o = base;
+    o.insert(o.end(), extra.begin(), extra.end());
+    return run("p100_sxm2", "lstm_textgen", 128, 1, "fp32", o).step_time_s;
+  };
+  const double t0 = with({"recurrent_step_overhead_us=0"});
+  CHECK(with({"recurrent_step_overhead_us=100"}) - t0 == Approx((2 + 3) * 40 * 100e-6).epsilon(1e-6));
+  // Without the key the per-timestep cost is the per-op overhead (every timestep a framework op).
+  CHECK(run("p100_sxm2", "lstm_textgen", 128, 1, "fp32", {"op_overhead_us=50", "step_overhead_ms=0"}).step_time_s >
+        with({"recurrent_step_overhead_us=45"}) + 0.0);
+  // Dearer transcendentals only slow the step (sigmoid/tanh in the LSTM and the loss).
+  CHECK(with({"recurrent_step_overhead_us=0", "transcendental_flops=40"}) > t0);
+}
+
 TEST_CASE("ring all-reduce time of a known size", "[analytical][comm]") {
   CollectiveLinks l;
   l.replicas = 8;

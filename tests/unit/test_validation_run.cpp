@@ -209,6 +209,35 @@ TEST_CASE("validate: calibration overrides reach the engine", "[validation][run]
   CHECK(*r.rows[1].predicted == Approx(fake_throughput("mnist_mlp", 128, 1, 20, 0.6, 0.001)));  // other device untouched
 }
 
+TEST_CASE("validate: measured rows keep the median of repeated runs, in rounds", "[validation][measure]") {
+  test::FakeConfigDir cfg;
+  MeasureOptions m;
+  m.backend = "cpu";
+  m.device = "host";
+  m.setup = "host";
+  m.count = 1;
+  m.cases = parse_measure_cases("mnist_mlp:64,imdb_fasttext:32", "--measure-cases");
+  m.date = "2026-01-02";
+  m.repeats = 3;
+  std::vector<std::string> order;
+  int calls = 0;
+  // Runs return 100, 200, 300, ...: a slow or fast outlier must not become the row's value.
+  m.predict = [&](const PredictRequest& q) {
+    order.push_back(q.model);
+    StepReport r;
+    r.throughput_samples_per_s = 100.0 * ++calls;
+    if (q.model == "imdb_fasttext" && calls == 6) r.throughput_samples_per_s = 1e9;
+    return r;
+  };
+  auto rows = measure_rows(m);
+  REQUIRE(rows.size() == 2);
+  CHECK(order == std::vector<std::string>{"mnist_mlp", "imdb_fasttext", "mnist_mlp", "imdb_fasttext", "mnist_mlp",
+                                          "imdb_fasttext"});
+  CHECK(*rows[0].value == Approx(300));  // runs 100, 300, 500
+  CHECK(*rows[1].value == Approx(400));  // runs 200, 400, 1e9
+  CHECK_THAT(rows[0].note, Catch::Contains("repeats=3 median of 100 300 500"));
+}
+
 TEST_CASE("validate: measured CPU rows are kept in the reference format", "[validation][measure]") {
   test::FakeConfigDir cfg;
   MeasureOptions m;
