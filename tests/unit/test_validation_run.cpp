@@ -209,15 +209,23 @@ TEST_CASE("validate: calibration overrides reach the engine", "[validation][run]
   CHECK(*r.rows[1].predicted == Approx(fake_throughput("mnist_mlp", 128, 1, 20, 0.6, 0.001)));  // other device untouched
 }
 
-TEST_CASE("validate: measured rows keep the median of repeated runs, in rounds", "[validation][measure]") {
-  test::FakeConfigDir cfg;
+namespace {
+// --measure cpu on two small cases with `threads` threads, dated for reproducible rows.
+MeasureOptions two_cpu_cases(int threads) {
   MeasureOptions m;
   m.backend = "cpu";
   m.device = "host";
   m.setup = "host";
-  m.count = 1;
+  m.count = threads;
   m.cases = parse_measure_cases("mnist_mlp:64,imdb_fasttext:32", "--measure-cases");
   m.date = "2026-01-02";
+  return m;
+}
+}  // namespace
+
+TEST_CASE("validate: measured rows keep the median of repeated runs, in rounds", "[validation][measure]") {
+  test::FakeConfigDir cfg;
+  MeasureOptions m = two_cpu_cases(1);
   m.repeats = 3;
   std::vector<std::string> order;
   int calls = 0;
@@ -240,13 +248,7 @@ TEST_CASE("validate: measured rows keep the median of repeated runs, in rounds",
 
 TEST_CASE("validate: measured CPU rows are kept in the reference format", "[validation][measure]") {
   test::FakeConfigDir cfg;
-  MeasureOptions m;
-  m.backend = "cpu";
-  m.device = "host";
-  m.setup = "host";
-  m.count = 2;
-  m.cases = parse_measure_cases("mnist_mlp:64,imdb_fasttext:32", "--measure-cases");
-  m.date = "2026-01-02";
+  MeasureOptions m = two_cpu_cases(2);
   m.predict = fake_predict;
   auto rows = measure_rows(m);
   REQUIRE(rows.size() == 2);
