@@ -127,6 +127,11 @@ DeviceSpec load_device_spec(const std::string& name_or_path, const std::vector<s
     d.serial_fraction = num("serial_fraction", 0.05, "fraction", "Amdahl serial share of a step",
                             [](double v) { return v >= 0 && v < 1 ? "" : "must be in [0, 1)"; });
     d.numa_efficiency = num("numa_efficiency", 0.2, "fraction", "worth of a second-socket core", fraction);
+    // An op whose bytes fit in the last-level cache streams from it, not from DRAM (its
+    // inputs were just written by the op before it). 32 B/cycle/core: AMD Zen 2/3 L3 and
+    // Intel Skylake L2 fill bandwidth (vendors' optimization guides).
+    d.llc_mb = num("llc_mb", 0, "MB", "last-level cache shared by the vCPUs (0 = not modelled; host: detected)", non_negative);
+    d.llc_bytes_per_cycle = num("llc_bytes_per_cycle", 32, "B/cycle", "last-level cache bandwidth per core", positive);
     if (d.detect) {
       HostCpuInfo h = detect_host_cpu();
       d.max_vcpus = h.logical_cpus;
@@ -136,6 +141,7 @@ DeviceSpec load_device_spec(const std::string& name_or_path, const std::vector<s
       d.compiled_isa.simd_fp32_lanes = h.avx512f ? 16 : (h.avx ? 8 : 4);
       d.compiled_isa.fma_units = h.fma ? 2 : 0;
       if (d.memory_bytes == 0) d.memory_bytes = h.memory_bytes;
+      if (d.llc_mb == 0) d.llc_mb = static_cast<double>(h.llc_bytes) / 1e6;
     }
   }
   d.calibrate = string_list(r, "calibrate", "fittable efficiency constants (numeric top-level keys)");

@@ -62,6 +62,8 @@ struct DeviceSpec {
   double pip_compute_efficiency = 0.7;  // the same for the generic (pip) build's simpler SSE kernels
   double memory_gb_per_vcpu = 0;       // machine memory that scales with vCPUs (GCE n1-highcpu: 0.9)
   bool detect = false;                  // host: cores, ISA and frequency from /proc and sysfs
+  double llc_mb = 0;                    // last-level cache (MB, 1e6 bytes) shared by the vCPUs; 0 = not modelled
+  double llc_bytes_per_cycle = 32;      // last-level cache bandwidth per core and cycle
 
   bool supports(Precision p) const;
 };

@@ -16,7 +16,7 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t\r");
+  size_t b = s.find_first_not_of(" \t\r\n"), e = s.find_last_not_of(" \t\r\n");
   return b == std::string::npos ? "" : s.substr(b, e - b + 1);
 }
 }  // namespace
@@ -52,6 +52,18 @@ HostCpuInfo parse_cpuinfo(const std::string& text) {
   return h;
 }
 
+int64_t parse_cache_size(const std::string& text) {
+  const std::string t = trim(text);
+  size_t used = 0;
+  long long v = 0;
+  try { v = std::stoll(t, &used); } catch (...) { return 0; }
+  const std::string unit = t.substr(used);
+  if (unit.empty()) return v;
+  if (unit == "K") return v * 1024;
+  if (unit == "M") return v * 1024 * 1024;
+  return 0;
+}
+
 HostCpuInfo detect_host_cpu() {
   HostCpuInfo h = parse_cpuinfo(read_file("/proc/cpuinfo"));
   if (h.logical_cpus <= 1) h.logical_cpus = std::max(1u, std::thread::hardware_concurrency());
@@ -59,6 +71,19 @@ HostCpuInfo detect_host_cpu() {
   std::string khz = trim(read_file("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq"));
   if (!khz.empty()) {
     try { h.max_ghz = std::stod(khz) / 1e6; } catch (...) {}
+  }
+  // The last-level cache: the highest `level` among cpu0's cache indices.
+  int best = 0;
+  for (int i = 0; i < 8; ++i) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+    std::string level = trim(read_file(dir + "level"));
+    if (level.empty()) continue;
+    int lv = 0;
+    try { lv = std::stoi(level); } catch (...) { continue; }
+    if (lv > best) {
+      best = lv;
+      h.llc_bytes = parse_cache_size(read_file(dir + "size"));
+    }
   }
   std::istringstream mem(read_file("/proc/meminfo"));
   std::string key;

@@ -14,7 +14,11 @@ struct HostCpuInfo {
   double max_ghz = 0;       // 0 when unknown
   bool avx = false, avx2 = false, fma = false, avx512f = false;
   int64_t memory_bytes = 0; // MemTotal; 0 when unknown
+  int64_t llc_bytes = 0;    // the highest cache level's size (sysfs cpu0/cache); 0 when unknown
 };
+
+// "32768K" / "1M" / "512" (bytes) as in sysfs cache/indexN/size; 0 when unparsable.
+int64_t parse_cache_size(const std::string& text);
 
 // Parses /proc/cpuinfo text (x86 layout; other layouts yield 1 core, no SIMD flags).
 HostCpuInfo parse_cpuinfo(const std::string& cpuinfo_text);

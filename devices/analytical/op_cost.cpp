@@ -23,6 +23,11 @@ namespace {
 double io_bytes(const OpNode& n) { return static_cast<double>(n.work.bytes_read + n.work.bytes_written); }
 }  // namespace
 
+double OpCostModel::memory_seconds(double bytes) const {
+  if (r_.llc_bytes > 0 && r_.llc_bytes_s > 0 && bytes <= r_.llc_bytes) return bytes / r_.llc_bytes_s;
+  return bytes / r_.memory_bytes_s;
+}
+
 OpCost OpCostModel::streaming(const OpGraph& g, int op, OpClass cls, double kernels) const {
   const OpNode& n = g.op(op);
   OpCost c;
@@ -30,7 +35,7 @@ OpCost OpCostModel::streaming(const OpGraph& g, int op, OpClass cls, double kern
   // A transcendental costs transcendental_flops FLOP slots (device YAML: ~4 on NVIDIA SFUs,
   // ~25 for a vectorised polynomial exp/tanh on a CPU).
   c.compute_s = (n.work.flops + r_.transcendental_flops * n.work.transcendentals) / r_.vector_flops_s;
-  c.memory_s = io_bytes(n) / r_.memory_bytes_s;
+  c.memory_s = memory_seconds(io_bytes(n));
   c.overhead_s = kernels * r_.op_overhead_s;
   return c;
 }
@@ -56,7 +61,7 @@ OpCost OpCostModel::gemm(const OpGraph& g, int op, double flops, double items, d
   double quant = 1.0;
   if (r_.gemm_tile_n > 0 && n_out > 0) quant = n_out / (std::ceil(n_out / r_.gemm_tile_n) * r_.gemm_tile_n);
   c.compute_s = flops / (rate * std::max(fill * shape * quant, 1e-6));
-  c.memory_s = io_bytes(n) / r_.memory_bytes_s;
+  c.memory_s = memory_seconds(io_bytes(n));
   c.overhead_s = kernels * r_.op_overhead_s;
   return c;
 }

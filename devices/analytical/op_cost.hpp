@@ -17,6 +17,8 @@ struct Rates {
   double tensor_flops_s = 0;   // conv/GEMM on tensor cores; 0 = not used at this precision
   double vector_flops_s = 1;   // elementwise arithmetic
   double memory_bytes_s = 1;   // streaming bandwidth
+  double llc_bytes = 0;        // ops moving at most this many bytes stream from the cache (0 = none)
+  double llc_bytes_s = 0;      // last-level cache bandwidth
   double op_overhead_s = 0;    // per kernel
   double recurrent_step_s = 0; // per timestep kernel of an LSTM
   double transcendental_flops = 4;  // FLOP slots one exp/tanh/sigmoid costs on the vector units
@@ -53,6 +55,7 @@ class OpCostModel final : public OpVisitor<OpCost> {
   OpCost gemm(const OpGraph& g, int op, double flops, double items, double dmin, double n_out, bool tensor_ok,
               double kernels) const;
   OpCost streaming(const OpGraph& g, int op, OpClass cls, double kernels = 1) const;
+  double memory_seconds(double bytes) const;  // from DRAM, or from the LLC when they fit
   Rates r_;
 };
 

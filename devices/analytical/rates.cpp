@@ -76,6 +76,9 @@ Rates make_rates(const DeviceSpec& d, Precision p, const std::string& build, int
   const double local = std::min(static_cast<double>(vcpus), vps) / vps;
   const double remote = std::max(0.0, static_cast<double>(vcpus) - vps) / vps;
   r.memory_bytes_s = d.memory_bandwidth_gbps * 1e9 * d.memory_efficiency * (local + d.numa_efficiency * remote);
+  // The cache is shared; its bandwidth scales with the cores that stream from it.
+  r.llc_bytes = d.llc_mb * 1e6;
+  r.llc_bytes_s = d.llc_bytes_per_cycle * d.frequency_ghz * 1e9 * std::max(1.0, static_cast<double>(vcpus) / d.vcpus_per_core);
   r.fill_items = 0;
   return r;
 }

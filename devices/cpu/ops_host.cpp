@@ -5,6 +5,7 @@
 // are bit-reproducible for a fixed seed and thread count.
 #include <Eigen/Dense>
 #include <oneapi/dnnl/dnnl.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -256,9 +257,18 @@ void Runner::on_EmbeddingBackward(const OpGraph& g, int i) {
   const int64_t dim = g.tensor(op.outputs[0]).desc.shape[1];
   const int64_t n = numel(op.inputs[1]);
   std::memset(dt, 0, static_cast<size_t>(numel(op.outputs[0])) * sizeof(float));
-#pragma omp parallel for schedule(static)
-  for (int64_t d = 0; d < dim; ++d)
-    for (int64_t k = 0; k < n; ++k) dt[static_cast<int64_t>(ids[k]) * dim + d] += dy[k * dim + d];
+  // Threads own column slices; within a slice, rows are walked in token order and each
+  // token's slice is contiguous (a column-at-a-time walk touched a new cache line per add).
+  const int64_t slices = std::max<int64_t>(1, std::min<int64_t>(dim / 16, omp_get_max_threads()));
+#pragma omp parallel for schedule(static) if (n * dim > kParallelMin)
+  for (int64_t sl = 0; sl < slices; ++sl) {
+    const int64_t d0 = dim * sl / slices, d1 = dim * (sl + 1) / slices;
+    for (int64_t k = 0; k < n; ++k) {
+      float* row = dt + static_cast<int64_t>(ids[k]) * dim;
+      const float* g = dy + k * dim;
+      for (int64_t d = d0; d < d1; ++d) row[d] += g[d];
+    }
+  }
 }
 
 // LSTM over a whole sequence, Keras gate order (i, f, c, o):
@@ -377,9 +387,12 @@ void Runner::on_AdamUpdate(const OpGraph& g, int i) {
   const int64_t n = numel(op.inputs[0]);
   const float b1 = opts.adam_beta1, b2 = opts.adam_beta2, eps = opts.adam_eps, lr = opts.lr;
   const float c1 = 1.0f - std::pow(b1, static_cast<float>(adam_t)), c2 = 1.0f - std::pow(b2, static_cast<float>(adam_t));
-#pragma omp parallel for schedule(static) if (n > kParallelMin)
+  // Locals, not members, in the loop: a member could alias w, m or v and would keep the
+  // compiler from vectorising (with -fno-math-errno, CMakeLists.txt, sqrt vectorises too).
+  const float wd = opts.weight_decay;
+#pragma omp parallel for simd schedule(static) if (n > kParallelMin)
   for (int64_t k = 0; k < n; ++k) {
-    const float gk = gr[k] + opts.weight_decay * w[k];
+    const float gk = gr[k] + wd * w[k];
     m[k] = b1 * m[k] + (1 - b1) * gk;
     v[k] = b2 * v[k] + (1 - b2) * gk * gk;
     w[k] -= lr * (m[k] / c1) / (std::sqrt(v[k] / c2) + eps);
