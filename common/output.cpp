@@ -137,6 +137,12 @@ std::string fmt_fixed(double v, int decimals) {
   return buf;
 }
 
+std::string fmt_g(double v, int precision) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+  return buf;
+}
+
 std::string fmt_int(long long v) { return std::to_string(v); }
 
 std::string fmt_bytes(long long b) {

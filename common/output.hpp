@@ -29,6 +29,7 @@ struct Table {
 // Number formatting helpers (fixed significant digits, no locale).
 std::string fmt_sig(double v, int significant = 4);
 std::string fmt_fixed(double v, int decimals);
+std::string fmt_g(double v, int precision);    // printf %.*g: 17 round-trips a double
 std::string fmt_int(long long v);           // 25557032
 std::string fmt_bytes(long long bytes);      // 1.23 GiB
 std::string csv_escape(const std::string& s);

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "common/error.hpp"
+#include "common/output.hpp"
 #include "common/progress.hpp"
 #include "common/spec_reader.hpp"
 #include "validation/nelder_mead.hpp"
@@ -15,17 +16,9 @@ namespace xpusim::validation {
 
 namespace {
 
-std::string num17(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
+std::string num17(double v) { return fmt_g(v, 17); }  // round-trips: the values a fit was scored with
 
-std::string num8(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.8g", v);
-  return buf;
-}
+std::string num8(double v) { return fmt_g(v, 8); }  // for people: the overlay and its --set line
 
 std::string yaml_quote(const std::string& s) {
   std::string o = "\"";

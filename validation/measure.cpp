@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <ctime>
 #include <thread>
 
 #include "common/error.hpp"
+#include "common/output.hpp"
 #include "common/progress.hpp"
 #include "common/stats.hpp"
 #include "models/zoo.hpp"
@@ -138,11 +138,7 @@ std::vector<ReferenceRow> measure_rows(const MeasureOptions& o) {
     if (failures[k].empty() && !values[k].empty()) {
       out[k].value = median_of(values[k]);
       note += " repeats=" + std::to_string(values[k].size()) + " median of";
-      for (double v : values[k]) {
-        char buf[32];
-        std::snprintf(buf, sizeof buf, " %.6g", v);
-        note += buf;
-      }
+      for (double v : values[k]) note += " " + fmt_g(v, 6);
       note += versions[k];
       if (!o.backend_version.empty()) note += " backend=" + o.backend_version;
     } else {

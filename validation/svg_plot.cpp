@@ -6,15 +6,13 @@
 #include <limits>
 #include <sstream>
 
+#include "common/output.hpp"
+
 namespace xpusim::validation {
 
 namespace {
 
-std::string f2(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f", v);
-  return buf;
-}
+std::string f2(double v) { return fmt_fixed(v, 2); }  // SVG coordinates
 
 std::string tick_label(double v) {
   char buf[32];

@@ -148,31 +148,21 @@ OpCost OpCostModel::on_EmbeddingBackward(const OpGraph& g, int op) { return stre
 // pointwise kernel (TF/Keras without cuDNN), each a small kernel that rarely fills the device.
 // Overhead: one dispatch for the op plus recurrent_step_overhead per timestep kernel (equal
 // to the per-op overhead where every timestep is a framework op).
-OpCost OpCostModel::on_LSTM(const OpGraph& g, int op) {
+OpCost OpCostModel::recurrent(const OpGraph& g, int op, int batch_input, double kernels_per_step) const {
   const OpNode& n = g.op(op);
   const OpAttrs& a = n.attrs;
   const double t = static_cast<double>(std::max<int64_t>(1, a.seq_len));
-  const double batch = static_cast<double>(g.tensor(n.inputs[0]).desc.shape[0]);
-  const double dmin = std::min({batch, 4.0 * static_cast<double>(a.hidden), static_cast<double>(a.input_size + a.hidden)});
-  OpCost c = gemm(g, op, n.work.flops, batch * 4.0 * static_cast<double>(a.hidden), dmin,
-                  4.0 * static_cast<double>(a.hidden), a.hidden >= 8, 0);
+  const double batch = static_cast<double>(g.tensor(n.inputs[static_cast<size_t>(batch_input)]).desc.shape[0]);
+  const double gates = 4.0 * static_cast<double>(a.hidden);
+  const double dmin = std::min({batch, gates, static_cast<double>(a.input_size + a.hidden)});
+  OpCost c = gemm(g, op, n.work.flops, batch * gates, dmin, gates, a.hidden >= 8, 0);
   c.compute_s += r_.transcendental_flops * n.work.transcendentals / r_.vector_flops_s;
-  c.overhead_s = r_.op_overhead_s + 2 * t * r_.recurrent_step_s;
+  c.overhead_s = r_.op_overhead_s + kernels_per_step * t * r_.recurrent_step_s;
   c.cls = OpClass::recurrent;
   return c;
 }
-OpCost OpCostModel::on_LSTMBackward(const OpGraph& g, int op) {
-  const OpNode& n = g.op(op);
-  const OpAttrs& a = n.attrs;
-  const double t = static_cast<double>(std::max<int64_t>(1, a.seq_len));
-  const double batch = static_cast<double>(g.tensor(n.inputs[1]).desc.shape[0]);
-  const double dmin = std::min({batch, 4.0 * static_cast<double>(a.hidden), static_cast<double>(a.input_size + a.hidden)});
-  OpCost c = gemm(g, op, n.work.flops, batch * 4.0 * static_cast<double>(a.hidden), dmin,
-                  4.0 * static_cast<double>(a.hidden), a.hidden >= 8, 0);
-  c.overhead_s = r_.op_overhead_s + 3 * t * r_.recurrent_step_s;
-  c.cls = OpClass::recurrent;
-  return c;
-}
+OpCost OpCostModel::on_LSTM(const OpGraph& g, int op) { return recurrent(g, op, 0, 2); }  // in: {x, W, U, b}
+OpCost OpCostModel::on_LSTMBackward(const OpGraph& g, int op) { return recurrent(g, op, 1, 3); }  // in: {dy, x, ...}
 
 OpCost OpCostModel::on_SGDMomentumUpdate(const OpGraph& g, int op) { return streaming(g, op, OpClass::update); }
 OpCost OpCostModel::on_AdamUpdate(const OpGraph& g, int op) { return streaming(g, op, OpClass::update); }

@@ -57,6 +57,14 @@ cudnnActivationMode_t act_mode(ActivationFn f) {
   return CUDNN_ACTIVATION_RELU;
 }
 
+// The cuDNN activation descriptor of one activation function (forward and backward).
+struct ActivationDesc : Handle<cudnnActivationDescriptor_t, destroy_act> {
+  explicit ActivationDesc(ActivationFn f) {
+    XPUSIM_CUDA(cudnnCreateActivationDescriptor(&d));
+    XPUSIM_CUDA(cudnnSetActivationDescriptor(d, act_mode(f), CUDNN_NOT_PROPAGATE_NAN, 0.0));
+  }
+};
+
 // Batch-norm constants: epsilon 1e-5 and running-average momentum 0.1 (PyTorch defaults).
 constexpr double kBnEpsilon = 1e-5;
 constexpr double kBnMomentum = 0.1;
@@ -185,9 +193,7 @@ void Replica::on_Activation(const OpGraph& g, int op) {
   const OpNode& n = g.op(op);
   NCHW s = flat(shape(n.inputs[0]));
   TensorDescriptor d(s.n, s.c, s.h, s.w, dtype(n.inputs[0]));
-  Handle<cudnnActivationDescriptor_t, destroy_act> ad;
-  XPUSIM_CUDA(cudnnCreateActivationDescriptor(&ad.d));
-  XPUSIM_CUDA(cudnnSetActivationDescriptor(ad.d, act_mode(n.attrs.act), CUDNN_NOT_PROPAGATE_NAN, 0.0));
+  ActivationDesc ad(n.attrs.act);
   const float one = 1.f, zero = 0.f;
   XPUSIM_CUDA(cudnnActivationForward(cudnn_, ad.d, &one, d.get(), P(n.inputs[0]), &zero, d.get(), P(n.outputs[0])));
 }
@@ -196,9 +202,7 @@ void Replica::on_ActivationBackward(const OpGraph& g, int op) {
   const OpNode& n = g.op(op);  // in: dy, y
   NCHW s = flat(shape(n.inputs[0]));
   TensorDescriptor d(s.n, s.c, s.h, s.w, dtype(n.inputs[0]));
-  Handle<cudnnActivationDescriptor_t, destroy_act> ad;
-  XPUSIM_CUDA(cudnnCreateActivationDescriptor(&ad.d));
-  XPUSIM_CUDA(cudnnSetActivationDescriptor(ad.d, act_mode(n.attrs.act), CUDNN_NOT_PROPAGATE_NAN, 0.0));
+  ActivationDesc ad(n.attrs.act);
   const float one = 1.f, zero = 0.f;
   // The graph keeps only y; relu, sigmoid and tanh derivatives are functions of y, and
   // y > 0 exactly where x > 0, so y stands in for x.
