@@ -22,7 +22,6 @@ namespace xpusim::cpu {
 // dominates small tensors such as batch-norm scales and biases. Results do not change.
 constexpr int64_t kParallelMin = 1 << 15;
 
-
 using RowMat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using MapMat = Eigen::Map<RowMat>;
 using CMapMat = Eigen::Map<const RowMat>;
