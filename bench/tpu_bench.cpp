@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "models/zoo.hpp"
-#include "sim/predict.hpp"
+#include "predict/predict.hpp"
 #include "sim/tpu/pe_grid.hpp"
 #include "sim/tpu/scalesim.hpp"
 

@@ -4,7 +4,7 @@
 
 #include "cli/commands.hpp"
 #include "common/output.hpp"
-#include "sim/engine.hpp"
+#include "engine/engine.hpp"
 
 namespace xpusim::cli {
 

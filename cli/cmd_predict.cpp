@@ -6,7 +6,7 @@
 #include "cli/commands.hpp"
 #include "cli/step_report_output.hpp"
 #include "common/error.hpp"
-#include "sim/predict.hpp"
+#include "predict/predict.hpp"
 
 namespace xpusim::cli {
 

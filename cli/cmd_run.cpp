@@ -6,7 +6,7 @@
 #include "cli/commands.hpp"
 #include "cli/step_report_output.hpp"
 #include "common/error.hpp"
-#include "sim/predict.hpp"
+#include "predict/predict.hpp"
 
 namespace xpusim::cli {
 
@@ -33,6 +33,7 @@ void register_run(CLI::App& app) {
     if (r->steps <= 0) throw UserError("--steps: must be > 0");
     if (r->warmup < 0) throw UserError("--warmup: must be >= 0");
     r->placement.device = r->engine;
+    alias_field_flag("count", "--gpus");
     r->progress = true;
     StepReport rep = predict(*r);
     print_step_report(std::cout, rep, f);

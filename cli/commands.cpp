@@ -1,6 +1,26 @@
 #include "cli/commands.hpp"
 
+#include <map>
+
 namespace xpusim::cli {
+
+namespace {
+std::map<std::string, std::string>& field_aliases() {
+  static std::map<std::string, std::string> m;
+  return m;
+}
+}  // namespace
+
+void alias_field_flag(const std::string& field, const std::string& flag) { field_aliases()[field] = flag; }
+
+std::string flag_for_field(const std::string& field) {
+  auto it = field_aliases().find(field);
+  if (it != field_aliases().end()) return it->second;
+  std::string flag = "--" + field;
+  for (char& c : flag)
+    if (c == '_') c = '-';
+  return flag;
+}
 
 void register_all(CLI::App& app) {
   register_models(app);

@@ -24,4 +24,10 @@ void register_train(CLI::App& app);
 // Shared flag helpers so every command spells and validates them the same way.
 void add_format_option(CLI::App& cmd, std::string& target, const std::string& choices, const std::string& def);
 
+// Library errors name request fields (FieldError: "batch", "target_accuracy"); the CLI shows
+// the flag: "--" + field with '_' -> '-', unless the running command aliased the field to a
+// flag of its own (`run` takes the replica count as --gpus).
+std::string flag_for_field(const std::string& field);
+void alias_field_flag(const std::string& field, const std::string& flag);
+
 }  // namespace xpusim::cli

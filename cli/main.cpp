@@ -6,7 +6,7 @@
 
 #include "cli/commands.hpp"
 #include "common/error.hpp"
-#include "models/zoo.hpp"
+#include "common/config_paths.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -23,6 +23,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
+  } catch (const xpusim::FieldError& e) {
+    std::cerr << "xpusim: error: " << xpusim::cli::flag_for_field(e.field()) << ": " << e.message() << "\n";
+    return 2;
   } catch (const xpusim::UserError& e) {
     std::cerr << "xpusim: error: " << e.what() << "\n";
     return 2;

@@ -3,7 +3,7 @@
 #include <ostream>
 
 #include "common/output.hpp"
-#include "sim/engine.hpp"
+#include "engine/engine.hpp"
 
 namespace xpusim::cli {
 

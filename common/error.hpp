@@ -13,6 +13,22 @@ class UserError : public std::runtime_error {
   explicit UserError(const std::string& msg) : std::runtime_error(msg) {}
 };
 
+// A UserError about one named input of a request ("batch", "device", "count", "set", ...),
+// not tied to a file line. Library code names the field; cli/ turns the name into its flag
+// ("--batch: must be > 0") and a study turns it into its YAML key, so no command-line word
+// lives below cli/.
+class FieldError : public UserError {
+ public:
+  FieldError(std::string field, std::string message)
+      : UserError(field + ": " + message), field_(std::move(field)), message_(std::move(message)) {}
+  const std::string& field() const { return field_; }
+  const std::string& message() const { return message_; }
+
+ private:
+  std::string field_;
+  std::string message_;
+};
+
 // A request that is well-formed but cannot be served here (no CUDA device, no dataset).
 class UnavailableError : public std::runtime_error {
  public:

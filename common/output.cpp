@@ -20,7 +20,7 @@ OutputFormat parse_output_format(const std::string& s, const std::vector<OutputF
   if (!ok) {
     std::string list;
     for (auto a : allowed) list += (list.empty() ? "" : "|") + std::string(output_format_name(a));
-    throw UserError("--format: '" + s + "' is not one of " + list);
+    throw FieldError("format", "'" + s + "' is not one of " + list);
   }
   return f;
 }

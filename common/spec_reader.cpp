@@ -12,11 +12,19 @@ std::string yaml_location(const std::string& file, const YAML::Node& node) {
   return os.str();
 }
 
-YAML::Node load_yaml_file(const std::string& path) {
-  std::ifstream in(path);
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw UserError(path + ": cannot open file");
+  std::ostringstream os;
+  os << in.rdbuf();
+  return os.str();
+}
+
+YAML::Node load_yaml_file(const std::string& path) { return parse_yaml_text(read_text_file(path), path); }
+
+YAML::Node parse_yaml_text(const std::string& text, const std::string& path) {
   try {
-    return YAML::Load(in);
+    return YAML::Load(text);
   } catch (const YAML::Exception& e) {
     std::ostringstream os;
     os << path << ":" << e.mark.line + 1 << ": YAML syntax error: " << e.msg;
@@ -236,11 +244,11 @@ void SpecReader::finish() {
   }
 }
 
-void apply_overrides(YAML::Node& node, const std::vector<std::string>& overrides, const std::string& flag_name) {
+void apply_overrides(YAML::Node& node, const std::vector<std::string>& overrides, const std::string& field) {
   for (const auto& o : overrides) {
     auto eq = o.find('=');
     if (eq == std::string::npos || eq == 0) {
-      throw UserError(flag_name + " " + o + ": expected KEY=VALUE");
+      throw FieldError(field, o + ": expected KEY=VALUE");
     }
     std::string key = o.substr(0, eq);
     std::string value = o.substr(eq + 1);
@@ -252,7 +260,7 @@ void apply_overrides(YAML::Node& node, const std::vector<std::string>& overrides
     for (size_t i = 0; i + 1 < parts.size(); ++i) {
       YAML::Node next = chain.back()[parts[i]];
       if (!next.IsDefined() || !next.IsMap()) {
-        throw UserError(flag_name + " " + o + ": '" + parts[i] + "' is not a mapping in this file");
+        throw FieldError(field, o + ": '" + parts[i] + "' is not a mapping in this file");
       }
       chain.push_back(next);
     }
@@ -260,7 +268,7 @@ void apply_overrides(YAML::Node& node, const std::vector<std::string>& overrides
     try {
       parsed = YAML::Load(value);
     } catch (const YAML::Exception& e) {
-      throw UserError(flag_name + " " + o + ": value is not valid YAML: " + e.msg);
+      throw FieldError(field, o + ": value is not valid YAML: " + e.msg);
     }
     chain.back()[parts.back()] = parsed;
   }

@@ -1,7 +1,7 @@
 // SpecReader: reads one YAML mapping into a typed, immutable Spec struct exactly once.
 // Every field is declared with a unit, a default and a description; unknown keys are
-// errors reported as "file:line: key: message". The declared fields double as the schema
-// that `xpusim describe` prints, so documentation cannot drift from the parser.
+// errors reported as "file:line: key: message". The declared fields are kept (docs()) as the
+// schema of each spec.
 #pragma once
 #include <yaml-cpp/yaml.h>
 
@@ -26,8 +26,11 @@ struct FieldDoc {
 // Where a YAML node came from, for error messages.
 std::string yaml_location(const std::string& file, const YAML::Node& node);
 
-// Loads a YAML file; syntax errors become UserError with file:line.
+// Loads a YAML file (uncached; configs go through load_config_yaml in config_paths.hpp);
+// syntax errors become UserError with file:line.
 YAML::Node load_yaml_file(const std::string& path);
+YAML::Node parse_yaml_text(const std::string& text, const std::string& path);
+std::string read_text_file(const std::string& path);  // UserError "PATH: cannot open file"
 
 class SpecReader {
  public:
@@ -70,10 +73,11 @@ class SpecReader {
   std::vector<FieldDoc> docs_;
 };
 
-// Applies `--set key=value` overrides to a mapping before it is parsed, so overrides are
+// Applies `key=value` overrides (the CLI's --set) to a mapping before it is parsed, so overrides are
 // validated by the same reader as the file. Nested keys use dots (`host.cores=4`).
 // A key the file does not have is still allowed; the reader then rejects it if unknown.
+// Errors are FieldError naming `field`.
 void apply_overrides(YAML::Node& node, const std::vector<std::string>& overrides,
-                     const std::string& flag_name = "--set");
+                     const std::string& field = "set");
 
 }  // namespace xpusim

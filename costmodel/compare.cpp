@@ -8,7 +8,7 @@
 #include "common/progress.hpp"
 #include "costmodel/convergence.hpp"
 #include "costmodel/cost.hpp"
-#include "sim/platform_spec.hpp"
+#include "engine/platform_spec.hpp"
 
 namespace xpusim::cost {
 

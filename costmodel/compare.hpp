@@ -12,7 +12,7 @@
 
 #include "common/output.hpp"
 #include "costmodel/study.hpp"
-#include "sim/predict.hpp"
+#include "predict/predict.hpp"
 
 namespace xpusim::cost {
 

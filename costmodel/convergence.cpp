@@ -13,7 +13,7 @@
 #include "common/error.hpp"
 #include "common/output.hpp"
 #include "common/spec_reader.hpp"
-#include "models/zoo.hpp"
+#include "common/config_paths.hpp"
 
 namespace xpusim::cost {
 
@@ -154,7 +154,7 @@ std::string ConvergenceCatalog::names() const {
 
 namespace {
 void load_file(const std::string& path, ConvergenceCatalog& cat) {
-  YAML::Node root = load_yaml_file(path);
+  YAML::Node root = load_config_yaml(path);
   SpecReader top(root, path);
   std::string source = top.text("source", std::string(), "default source of the curves");
   top.text("note", std::string(), "free text");

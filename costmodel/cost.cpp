@@ -4,7 +4,7 @@
 
 #include "common/error.hpp"
 #include "costmodel/convergence.hpp"
-#include "sim/platform_spec.hpp"
+#include "engine/platform_spec.hpp"
 
 namespace xpusim::cost {
 

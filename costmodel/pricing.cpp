@@ -7,7 +7,7 @@
 
 #include "common/error.hpp"
 #include "common/spec_reader.hpp"
-#include "models/zoo.hpp"
+#include "common/config_paths.hpp"
 
 namespace xpusim::cost {
 
@@ -66,7 +66,7 @@ std::vector<OfferItem> read_contains(const YAML::Node& n, const std::string& fil
 }
 
 void load_file(const std::string& path, PriceCatalog& cat) {
-  YAML::Node root = load_yaml_file(path);
+  YAML::Node root = load_config_yaml(path);
   SpecReader top(root, path);
   std::string catalog = top.text("catalog", std::nullopt, "catalog name, prefix of every offer id");
   std::string provider = top.text("provider", std::nullopt, "gcp, aws, owned, ...");

@@ -12,7 +12,7 @@
 #include "costmodel/convergence.hpp"
 #include "models/dtype.hpp"
 #include "models/zoo.hpp"
-#include "sim/platform_spec.hpp"
+#include "engine/platform_spec.hpp"
 
 namespace xpusim::cost {
 
@@ -48,15 +48,6 @@ std::vector<std::string> known_devices() {
 
 namespace {
 
-// Messages from shared finders name a CLI flag ("--model: ..."); in a study the key says it.
-std::string strip_flag(const std::string& msg) {
-  if (msg.rfind("--", 0) == 0) {
-    auto colon = msg.find(": ");
-    if (colon != std::string::npos) return msg.substr(colon + 2);
-  }
-  return msg;
-}
-
 std::string join(const std::vector<std::string>& v) {
   std::string s;
   for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
@@ -72,16 +63,14 @@ StudyTarget read_target(const YAML::Node& n, const std::string& file, size_t ind
   t.model = r.text("model", std::nullopt, "zoo model");
   try {
     t.model = find_model(t.model).name;
-  } catch (const UserError& e) {
-    r.fail("model", strip_flag(e.what()));
+  } catch (const FieldError& e) {
+    r.fail("model", e.message());  // the finder names its field; here the study's key says where
   }
   t.dataset = r.text("dataset", std::nullopt, "dataset in configs/datasets.yaml");
   try {
     find_dataset(t.dataset);
-  } catch (const UserError& e) {
-    std::string m = e.what();
-    if (m.find("unknown dataset") == std::string::npos) throw;  // datasets.yaml itself is bad
-    r.fail("dataset", "unknown dataset '" + t.dataset + "' (see configs/datasets.yaml)");
+  } catch (const FieldError& e) {  // datasets.yaml itself being bad is a plain UserError
+    r.fail("dataset", e.message());
   }
   t.metric = r.text("metric", std::string("top1"), "accuracy metric", {"top1", "top5"});
   t.accuracy = r.number("accuracy", 0.0, "fraction", "target accuracy (0..1); absent = train a fixed number of epochs",
@@ -144,8 +133,8 @@ struct OptionReader {
       SystemSpec s;
       try {
         s = find_system(o.system);
-      } catch (const UserError& e) {
-        r.fail("system", strip_flag(e.what()));
+      } catch (const FieldError& e) {
+        r.fail("system", e.message());
       }
       if (std::find(s.devices.begin(), s.devices.end(), o.device) == s.devices.end())
         r.fail("system", "system '" + o.system + "' holds " + join(s.devices) + ", not " + o.device);
@@ -289,7 +278,7 @@ void expand_sweep(const YAML::Node& sw, const YAML::Node& defaults, OptionReader
 
 Study load_study(const std::string& path, const PriceCatalog* catalog) {
   const PriceCatalog& prices = catalog ? *catalog : default_price_catalog();
-  YAML::Node root = load_yaml_file(path);
+  YAML::Node root = load_config_yaml(path);
   SpecReader top(root, path);
   Study s;
   s.file = path;

@@ -6,39 +6,12 @@
 
 #include "models/work.hpp"
 
-#ifndef XPUSIM_DEFAULT_CONFIG_DIR
-#define XPUSIM_DEFAULT_CONFIG_DIR "configs"
-#endif
-
 namespace xpusim {
 
 namespace fs = std::filesystem;
 
-namespace {
-std::string& config_dir_override() {
-  static std::string dir;
-  return dir;
-}
-}  // namespace
-
-void set_config_dir(const std::string& dir) { config_dir_override() = dir; }
-
-std::string config_dir() {
-  if (!config_dir_override().empty()) return config_dir_override();
-  if (const char* env = std::getenv("XPUSIM_CONFIG_DIR"); env && *env) return env;
-  return XPUSIM_DEFAULT_CONFIG_DIR;
-}
-
-std::string resolve_config(const std::string& kind, const std::string& name_or_path) {
-  if (name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".yaml") ||
-      name_or_path.ends_with(".yml")) {
-    return name_or_path;
-  }
-  return (fs::path(config_dir()) / kind / (name_or_path + ".yaml")).string();
-}
-
 ModelSpec load_model_spec(const std::string& path) {
-  YAML::Node root = load_yaml_file(path);
+  YAML::Node root = load_config_yaml(path);
   SpecReader r(root, path);
   ModelSpec s;
   s.file = path;
@@ -92,27 +65,12 @@ std::vector<ModelSpec> load_zoo() {
   return out;
 }
 
-std::string find_config_file(const std::string& kind, const std::string& name_or_path, const std::string& flag,
-                             const std::string& noun) {
-  std::string path = resolve_config(kind, name_or_path);
-  if (fs::exists(path)) return path;
-  std::vector<std::string> names;
-  fs::path dir = fs::path(config_dir()) / kind;
-  if (fs::is_directory(dir))
-    for (const auto& e : fs::directory_iterator(dir))
-      if (e.path().extension() == ".yaml") names.push_back(e.path().stem().string());
-  std::sort(names.begin(), names.end());
-  std::string list;
-  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-  throw UserError(flag + ": unknown " + noun + " '" + name_or_path + "' (known: " + list + ")");
-}
-
 ModelSpec find_model(const std::string& name_or_path) {
-  return load_model_spec(find_config_file("models", name_or_path, "--model", "model"));
+  return load_model_spec(find_config_file("models", name_or_path, "model", "model"));
 }
 
 OpGraph build_graph(const ModelSpec& spec, const GraphOptions& o) {
-  if (o.batch <= 0) throw UserError("--batch: must be > 0");
+  if (o.batch <= 0) throw FieldError("batch", "must be > 0");
   OpGraph g;
   g.model_name = spec.name;
   ModelBuilder b(g, o.batch, o.precision);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/spec_reader.hpp"
+#include "common/config_paths.hpp"
 #include "models/builder.hpp"
 #include "models/training.hpp"
 
@@ -49,18 +50,9 @@ struct ModelSpec {
 // Loads and validates one model YAML.
 ModelSpec load_model_spec(const std::string& path);
 
-// Config directory: --config-dir, else $XPUSIM_CONFIG_DIR, else the source tree's configs/.
-std::string config_dir();
-void set_config_dir(const std::string& dir);
-// Resolves a model name (configs/models/NAME.yaml) or a path to a YAML file.
-std::string resolve_config(const std::string& kind, const std::string& name_or_path);
-// Resolves a name or path like resolve_config and checks that the file exists; otherwise a
-// UserError "FLAG: unknown NOUN 'x' (known: a, b, ...)" listing configs/KIND/.
-std::string find_config_file(const std::string& kind, const std::string& name_or_path, const std::string& flag,
-                             const std::string& noun);
 // Every model in configs/models/, sorted by name.
 std::vector<ModelSpec> load_zoo();
-ModelSpec find_model(const std::string& name_or_path);  // UserError naming --model when unknown
+ModelSpec find_model(const std::string& name_or_path);  // FieldError("model") when unknown
 
 struct GraphOptions {
   int64_t batch = 1;

@@ -128,7 +128,7 @@ FitResult fit_device(const std::vector<ReferenceRow>& rows, const CalibrateOptio
       first_reason = x.reason;
   }
   if (usable.empty())
-    throw UserError("--device: no reference row of '" + o.device + "' can be predicted (" +
+    throw FieldError("device", "no reference row of '" + o.device + "' can be predicted (" +
                     std::to_string(rows.size()) + " candidate rows" +
                     (first_reason.empty() ? std::string("") : "; first reason: " + first_reason) + ")");
   std::vector<double> x0;

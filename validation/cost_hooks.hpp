@@ -6,7 +6,7 @@
 #pragma once
 #include <functional>
 
-#include "sim/engine.hpp"
+#include "engine/engine.hpp"
 #include "validation/reference_csv.hpp"
 
 namespace xpusim::validation {

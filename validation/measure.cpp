@@ -50,11 +50,11 @@ std::string check_backend_available(const std::string& backend) {
   bool registered = false;
   for (const auto& e : engine_registry()) registered = registered || e.name == backend;
   if (!registered)
-    throw UnavailableError("--measure " + backend + ": the " + backend +
+    throw UnavailableError("measure " + backend + ": the " + backend +
                            " backend is not built into this xpusim (`xpusim backends` lists the engines)");
   Availability a = cached_engine(backend).availability();
   if (!a.available)
-    throw UnavailableError("--measure " + backend + ": the " + backend + " backend cannot run here" +
+    throw UnavailableError("measure " + backend + ": the " + backend + " backend cannot run here" +
                            (a.reason.empty() ? std::string("") : ": " + a.reason));
   return cached_engine(backend).description();
 }

@@ -173,7 +173,7 @@ std::vector<ReferenceRow> parse_reference_csv(const std::string& text, const std
 
 std::vector<ReferenceRow> read_reference_csv(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw UserError("--reference: cannot read '" + path + "'");
+  if (!in) throw FieldError("reference", "cannot read '" + path + "'");
   std::ostringstream ss;
   ss << in.rdbuf();
   return parse_reference_csv(ss.str(), path);

@@ -146,10 +146,10 @@ std::string report_html(const ValidationResult& r) {
 void write_report(const ValidationResult& r, const std::string& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) throw UserError("--report: cannot create directory '" + dir + "': " + ec.message());
+  if (ec) throw FieldError("report", "cannot create directory '" + dir + "': " + ec.message());
   std::ofstream html(fs::path(dir) / "index.html");
   std::ofstream json(fs::path(dir) / "validation.json");
-  if (!html || !json) throw UserError("--report: cannot write into '" + dir + "'");
+  if (!html || !json) throw FieldError("report", "cannot write into '" + dir + "'");
   html << report_html(r);
   print_json(json, validation_json(r));
 }

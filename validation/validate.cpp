@@ -8,7 +8,7 @@
 #include "common/error.hpp"
 #include "common/progress.hpp"
 #include "models/zoo.hpp"
-#include "sim/platform_spec.hpp"
+#include "engine/platform_spec.hpp"
 
 namespace xpusim::validation {
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "common/output.hpp"
-#include "sim/predict.hpp"
+#include "predict/predict.hpp"
 #include "validation/cost_hooks.hpp"
 #include "validation/metrics.hpp"
 #include "validation/reference_csv.hpp"

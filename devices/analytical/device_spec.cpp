@@ -41,7 +41,7 @@ CpuIsa read_isa(SpecReader& r, const std::string& prefix, CpuIsa def) {
 }
 // configs/devices/NAME.yaml or a path.
 std::string device_path(const std::string& name_or_path) {
-  return find_config_file("devices", name_or_path, "--device", "device");
+  return find_config_file("devices", name_or_path, "device", "device");
 }
 }  // namespace
 
@@ -51,8 +51,8 @@ bool DeviceSpec::supports(Precision p) const {
 
 DeviceSpec load_device_spec(const std::string& name_or_path, const std::vector<std::string>& overrides) {
   const std::string path = device_path(name_or_path);
-  YAML::Node root = load_yaml_file(path);
-  apply_overrides(root, overrides, "--set");
+  YAML::Node root = load_config_yaml(path);
+  apply_overrides(root, overrides);
   SpecReader r(root, path);
   DeviceSpec d;
   d.file = path;

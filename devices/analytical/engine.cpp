@@ -10,7 +10,7 @@
 #include "devices/analytical/op_cost.hpp"
 #include "devices/analytical/rates.hpp"
 #include "models/zoo.hpp"
-#include "sim/platform_spec.hpp"
+#include "engine/platform_spec.hpp"
 
 namespace xpusim::analytical {
 
@@ -32,24 +32,24 @@ struct Placed {
 Placed resolve(const Placement& p) {
   Placed out{load_device_spec(p.device, p.overrides), {}, ""};
   const DeviceSpec& d = out.device;
-  out.system = find_system(p.system.empty() ? d.default_system : p.system, "--system");
+  out.system = find_system(p.system.empty() ? d.default_system : p.system, "system");
   const SystemSpec& s = out.system;
   if (std::find(s.devices.begin(), s.devices.end(), d.name) == s.devices.end())
-    throw UserError("--system: system '" + s.name + "' does not hold device '" + d.name + "' (it holds: " +
+    throw FieldError("system", "system '" + s.name + "' does not hold device '" + d.name + "' (it holds: " +
                     join(s.devices) + ")");
   if (d.kind == DeviceKind::gpu) {
     if (p.count > s.max_devices)
-      throw UserError("--count: system '" + s.name + "' holds at most " + std::to_string(s.max_devices) +
+      throw FieldError("count", "system '" + s.name + "' holds at most " + std::to_string(s.max_devices) +
                       " devices, got " + std::to_string(p.count));
-    if (!p.build.empty()) throw UserError("--build: only CPU devices take a framework build (pip|compiled)");
+    if (!p.build.empty()) throw FieldError("build", "only CPU devices take a framework build (pip|compiled)");
   } else {
     const int most = std::min(d.max_vcpus, s.max_devices);
     if (p.count > most)
-      throw UserError("--count: device '" + d.name + "' on system '" + s.name + "' has at most " +
+      throw FieldError("count", "device '" + d.name + "' on system '" + s.name + "' has at most " +
                       std::to_string(most) + " vCPUs, got " + std::to_string(p.count));
     out.build = p.build.empty() ? d.default_build : p.build;
     if (out.build != "pip" && out.build != "compiled")
-      throw UserError("--build: '" + p.build + "' is not pip or compiled");
+      throw FieldError("build", "'" + p.build + "' is not pip or compiled");
   }
   return out;
 }
@@ -72,7 +72,7 @@ StepReport AnalyticalEngine::run_step(const StepRequest& req) {
   const DeviceSpec& d = pl.device;
   const SystemSpec& sys = pl.system;
   if (!d.supports(g.precision))
-    throw UserError("--precision: device '" + d.name + "' does not support " + precision_name(g.precision) +
+    throw FieldError("precision", "device '" + d.name + "' does not support " + precision_name(g.precision) +
                     " (supports: " + join(d.precisions) + ")");
   const int count = req.placement.count;
   const bool gpu = d.kind == DeviceKind::gpu;
@@ -144,7 +144,7 @@ StepReport AnalyticalEngine::run_step(const StepRequest& req) {
   const double infeed_s = gpu ? static_cast<double>(input_bytes) / (sys.host.pcie_bandwidth_gbps * 1e9) : 0.0;
   double pipeline_s = 0;
   if (req.data == DataSource::real) {
-    const DatasetSpec ds = find_dataset(find_model(req.model.empty() ? g.model_name : req.model).dataset, "--data real");
+    const DatasetSpec ds = find_dataset(find_model(req.model.empty() ? g.model_name : req.model).dataset, "data");
     const double samples = static_cast<double>(g.batch) * (gpu ? std::min(count, sys.devices_per_host) : 1);
     const double cores = gpu ? sys.host.cpu_cores * sys.host.core_speed : cpu_effective_cores(d, count);
     pipeline_s = samples * ds.host_preprocess_ms * 1e-3 / cores;

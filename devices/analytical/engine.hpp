@@ -5,7 +5,7 @@
 #pragma once
 #include <string>
 
-#include "sim/engine.hpp"
+#include "engine/engine.hpp"
 
 namespace xpusim::analytical {
 

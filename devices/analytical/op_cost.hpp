@@ -7,7 +7,7 @@
 #pragma once
 #include <string>
 
-#include "sim/op_visitor.hpp"
+#include "engine/op_visitor.hpp"
 
 namespace xpusim::analytical {
 

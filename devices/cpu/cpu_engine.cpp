@@ -56,8 +56,8 @@ class CpuEngine final : public Engine {
     const OpGraph& g = *req.graph;
     const Precision p = g.precision;
     if (p != Precision::fp32 && p != Precision::bf16 && p != Precision::mixed_bf16)
-      throw UserError(std::string("--precision: the cpu backend runs fp32 or bf16, not ") + precision_name(p));
-    if (req.threads < 0) throw UserError("--threads: must be >= 0");
+      throw FieldError("precision", std::string("the cpu backend runs fp32 or bf16, not ") + precision_name(p));
+    if (req.threads < 0) throw FieldError("threads", "must be >= 0");
     ExecOptions o;
     o.seed = req.seed;
     o.threads = req.threads;

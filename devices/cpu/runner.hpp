@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "devices/cpu/executor.hpp"
-#include "sim/op_visitor.hpp"
+#include "engine/op_visitor.hpp"
 
 namespace xpusim::cpu {
 

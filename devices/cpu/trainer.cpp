@@ -76,30 +76,30 @@ double test_accuracy(Executor& ex, const Feed& f, const ImageSet& test, int64_t 
 
 TrainResult train_fashion_mnist(const TrainOptions& o) {
   if (o.dataset != "fashion-mnist" && o.dataset != "fashion_mnist")
-    throw UserError("--dataset: '" + o.dataset + "' is not supported (fashion-mnist)");
-  if (!(o.target_accuracy > 0 && o.target_accuracy <= 1)) throw UserError("--target-accuracy: must be in (0, 1]");
-  if (o.epochs_max <= 0) throw UserError("--epochs-max: must be > 0");
-  if (o.batch <= 0) throw UserError("--batch: must be > 0");
-  if (o.lr < 0) throw UserError("--lr: must be > 0");
-  if (o.train_limit < 0) throw UserError("--train-limit: must be >= 0");
-  if (o.test_limit < 0) throw UserError("--test-limit: must be >= 0");
-  if (o.threads < 0) throw UserError("--threads: must be >= 0");
+    throw FieldError("dataset", "'" + o.dataset + "' is not supported (fashion-mnist)");
+  if (!(o.target_accuracy > 0 && o.target_accuracy <= 1)) throw FieldError("target_accuracy", "must be in (0, 1]");
+  if (o.epochs_max <= 0) throw FieldError("epochs_max", "must be > 0");
+  if (o.batch <= 0) throw FieldError("batch", "must be > 0");
+  if (o.lr < 0) throw FieldError("lr", "must be > 0");
+  if (o.train_limit < 0) throw FieldError("train_limit", "must be >= 0");
+  if (o.test_limit < 0) throw FieldError("test_limit", "must be >= 0");
+  if (o.threads < 0) throw FieldError("threads", "must be >= 0");
 
   ModelSpec spec = find_model(o.model);
   if (spec.input != std::vector<int64_t>{1, 28, 28} || spec.classes != 10)
-    throw UserError("--model: " + spec.name + " does not take 1x28x28 images with 10 classes (Fashion-MNIST)");
+    throw FieldError("model", "" + spec.name + " does not take 1x28x28 images with 10 classes (Fashion-MNIST)");
   GraphOptions go;
   go.batch = o.batch;
   if (!parse_precision(o.precision, go.precision) ||
       (go.precision != Precision::fp32 && go.precision != Precision::bf16))
-    throw UserError("--precision: the cpu backend trains in fp32 or bf16, not '" + o.precision + "'");
+    throw FieldError("precision", "the cpu backend trains in fp32 or bf16, not '" + o.precision + "'");
   std::string opt = o.optimizer.empty() ? spec.optimizer : o.optimizer;
   if (!parse_optimizer(opt, go.training_options.optimizer))
-    throw UserError("--optimizer: unknown optimizer '" + opt + "' (sgd_momentum|adam)");
+    throw FieldError("optimizer", "unknown optimizer '" + opt + "' (sgd_momentum|adam)");
   std::ofstream log;
   if (!o.log_path.empty()) {
     log.open(o.log_path);
-    if (!log) throw UserError("--log: cannot write " + o.log_path);
+    if (!log) throw FieldError("log", "cannot write " + o.log_path);
   }
   FashionMnist data = load_fashion_mnist(o.data_dir.empty() ? kFashionMnistDir : o.data_dir);
   OpGraph g = build_graph(spec, go);
@@ -117,7 +117,7 @@ TrainResult train_fashion_mnist(const TrainOptions& o) {
 
   const ImageSet& train = data.train;
   const int64_t n_train = o.train_limit > 0 ? std::min(o.train_limit, train.count) : train.count;
-  if (n_train < o.batch) throw UserError("--batch: larger than the training images used (" + std::to_string(n_train) + ")");
+  if (n_train < o.batch) throw FieldError("batch", "larger than the training images used (" + std::to_string(n_train) + ")");
   // Normalisation statistics measured on the training images used.
   double sum = 0, sq = 0;
   const int64_t px = train.rows * train.cols;

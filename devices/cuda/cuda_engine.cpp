@@ -73,8 +73,8 @@ class CudaEngine final : public Engine {
     Availability av = availability();
     if (!av.available) throw UnavailableError("no CUDA device: " + av.reason);
     if (!req.graph) throw InternalError("cuda: run_step without a graph");
-    if (req.steps < 1) throw UserError("--steps: must be > 0, got " + std::to_string(req.steps));
-    if (req.warmup < 0) throw UserError("--warmup: must be >= 0, got " + std::to_string(req.warmup));
+    if (req.steps < 1) throw FieldError("steps", "must be > 0, got " + std::to_string(req.steps));
+    if (req.warmup < 0) throw FieldError("warmup", "must be >= 0, got " + std::to_string(req.warmup));
     const OpGraph& g = *req.graph;
     if (req.data != DataSource::synthetic)
       throw UnavailableError("cuda backend: only synthetic data is supported (no input pipeline on the GPU host yet)");
@@ -82,11 +82,11 @@ class CudaEngine final : public Engine {
     XPUSIM_CUDA(cudaGetDeviceCount(&have));
     const int k = req.placement.count;
     if (k < 1 || k > have)
-      throw UserError("--gpus: asked for " + std::to_string(k) + " GPUs, this machine has " + std::to_string(have));
+      throw FieldError("count", "asked for " + std::to_string(k) + " GPUs, this machine has " + std::to_string(have));
     cudaDeviceProp prop{};
     XPUSIM_CUDA(cudaGetDeviceProperties(&prop, 0));
     if (!has_tensor_cores_for(g.precision, prop))
-      throw UserError(std::string("--precision: ") + precision_name(g.precision) + " needs tensor cores that " +
+      throw FieldError("precision", std::string() + precision_name(g.precision) + " needs tensor cores that " +
                       prop.name + " (compute capability " + std::to_string(prop.major) + "." +
                       std::to_string(prop.minor) + ") lacks");
 

@@ -5,7 +5,7 @@
 #pragma once
 #include <memory>
 
-#include "sim/engine.hpp"
+#include "engine/engine.hpp"
 
 namespace xpusim::cuda {
 

@@ -18,7 +18,7 @@
 #include "devices/cuda/caching_pool.hpp"
 #include "devices/cuda/gemm.hpp"
 #include "models/graph.hpp"
-#include "sim/op_visitor.hpp"
+#include "engine/op_visitor.hpp"
 
 namespace xpusim::cuda {
 

@@ -8,7 +8,7 @@
 #include <set>
 
 #include "common/error.hpp"
-#include "sim/op_visitor.hpp"
+#include "engine/op_visitor.hpp"
 #include "sim/tpu/mxu_timing.hpp"
 
 namespace xpusim::tpu {

@@ -32,7 +32,7 @@ std::string trim(const std::string& s) {
 
 std::vector<TopologyLayer> read_topology_csv(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw UserError("--topology: cannot open '" + path + "'");
+  if (!in) throw FieldError("topology", "cannot open '" + path + "'");
   std::vector<TopologyLayer> layers;
   std::string line;
   int lineno = 0;

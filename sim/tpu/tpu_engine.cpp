@@ -7,8 +7,8 @@
 #include "common/error.hpp"
 #include "models/work.hpp"
 #include "models/zoo.hpp"
-#include "sim/op_visitor.hpp"
-#include "sim/platform_spec.hpp"
+#include "engine/op_visitor.hpp"
+#include "engine/platform_spec.hpp"
 #include "sim/tpu/core_model.hpp"
 #include "sim/tpu/lowering.hpp"
 #include "sim/tpu/tpu_spec.hpp"
@@ -33,9 +33,9 @@ class TpuEngine final : public Engine {
     SystemSpec sys = find_system(req.placement.system.empty() ? spec.default_system : req.placement.system);
     const int count = req.placement.count;
     if (std::find(sys.devices.begin(), sys.devices.end(), spec.name) == sys.devices.end())
-      throw UserError("--system: " + sys.name + " does not hold device " + spec.name);
+      throw FieldError("system", "" + sys.name + " does not hold device " + spec.name);
     if (count > sys.max_devices)
-      throw UserError("--count: " + sys.name + " has at most " + std::to_string(sys.max_devices) +
+      throw FieldError("count", "" + sys.name + " has at most " + std::to_string(sys.max_devices) +
                       " TensorCores, got " + std::to_string(count));
 
     StepReport rep;

@@ -4,6 +4,7 @@
 
 #include <cctype>
 
+#include "common/config_paths.hpp"
 #include "common/error.hpp"
 
 namespace xpusim::tpu {
@@ -62,7 +63,7 @@ TpuSpec parse(const YAML::Node& root, const std::string& path) {
 }  // namespace
 
 TpuSpec load_tpu_spec(const std::string& path, const std::vector<std::string>& overrides) {
-  YAML::Node root = load_yaml_file(path);
+  YAML::Node root = load_config_yaml(path);
   TpuSpec base = parse(root, path);  // the file alone: errors name file:line
   if (overrides.empty()) return base;
   // Validate each override on its own so the error names the offending --set.
@@ -80,7 +81,7 @@ TpuSpec load_tpu_spec(const std::string& path, const std::vector<std::string>& o
         if (digits > i && msg.compare(digits, 2, ": ") == 0) msg = msg.substr(digits + 2);
         else if (msg.compare(path.size(), 2, ": ") == 0) msg = msg.substr(path.size() + 2);
       }
-      throw UserError("--set " + o + ": " + msg);
+      throw FieldError("set", o + ": " + msg);
     }
   }
   YAML::Node n = YAML::Clone(root);
@@ -88,7 +89,7 @@ TpuSpec load_tpu_spec(const std::string& path, const std::vector<std::string>& o
   try {
     return parse(n, path);
   } catch (const UserError& e) {
-    throw UserError("--set: " + std::string(e.what()));
+    throw FieldError("set", std::string(e.what()));
   }
 }
 

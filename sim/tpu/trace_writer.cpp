@@ -21,7 +21,7 @@ void write_trace(const std::string& path, const Program& p, const SimResult& r) 
                   {"tid", static_cast<int>(e.unit)}, {"ts", e.start_s * 1e6}, {"dur", (e.end_s - e.start_s) * 1e6}});
   }
   std::ofstream out(path);
-  if (!out) throw UserError("--trace: cannot write '" + path + "'");
+  if (!out) throw FieldError("trace", "cannot write '" + path + "'");
   out << nlohmann::json{{"traceEvents", ev}, {"displayTimeUnit", "ns"}}.dump() << "\n";
 }
 

@@ -15,7 +15,7 @@
 #include "devices/cuda/replica.hpp"
 #include "models/builder.hpp"
 #include "models/training.hpp"
-#include "sim/predict.hpp"
+#include "predict/predict.hpp"
 
 using namespace xpusim;
 using namespace xpusim::cuda;

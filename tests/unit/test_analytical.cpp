@@ -11,10 +11,11 @@
 #include "devices/analytical/host_detect.hpp"
 #include "devices/analytical/op_cost.hpp"
 #include "devices/analytical/rates.hpp"
-#include "devices/analytical/reference_check.hpp"
 #include "models/builder.hpp"
 #include "models/work.hpp"
-#include "sim/predict.hpp"
+#include "predict/predict.hpp"
+#include "validation/reference_csv.hpp"
+#include "validation/validate.hpp"
 
 using namespace xpusim;
 using namespace xpusim::analytical;
@@ -32,6 +33,19 @@ struct OneMatMul {
     count_all_work(g);
   }
 };
+
+// The train_throughput rows of a reference CSV whose device the analytical engine models.
+std::vector<validation::ReferenceRow> analytical_throughput_rows(const std::string& csv) {
+  std::vector<validation::ReferenceRow> out;
+  for (const auto& r : validation::read_reference_csv(csv)) {
+    if (r.metric != "train_throughput") continue;
+    try {
+      if (engine_for_device(r.device) == "analytical") out.push_back(r);
+    } catch (const UserError&) {
+    }
+  }
+  return out;
+}
 
 StepReport run(const std::string& device, const std::string& model, int64_t batch, int count = 1,
                const std::string& precision = "fp32", std::vector<std::string> overrides = {}, const std::string& build = "",
@@ -164,12 +178,12 @@ TEST_CASE("bad placements are UserErrors naming the flag", "[analytical][errors]
     }
     return std::string("no error");
   };
-  CHECK_THAT(message([] { run("no_such_gpu", "resnet50", 32); }), Catch::Contains("--device"));
-  CHECK_THAT(message([] { run("p100_sxm2", "resnet50", 32, 9); }), Catch::Contains("--count"));
-  CHECK_THAT(message([] { run("k80", "resnet50", 32, 1, "mixed_fp16"); }), Catch::Contains("--precision"));
-  CHECK_THAT(message([] { run("p100_sxm2", "resnet50", 32, 1, "fp32", {}, "pip"); }), Catch::Contains("--build"));
-  CHECK_THAT(message([] { run("gce_skylake_vcpu", "mnist_mlp", 128, 8, "fp32", {}, "fast"); }), Catch::Contains("--build"));
-  CHECK_THAT(message([] { run("gce_skylake_vcpu", "mnist_mlp", 128, 200); }), Catch::Contains("--count"));
+  CHECK_THAT(message([] { run("no_such_gpu", "resnet50", 32); }), Catch::StartsWith("device: "));
+  CHECK_THAT(message([] { run("p100_sxm2", "resnet50", 32, 9); }), Catch::StartsWith("count: "));
+  CHECK_THAT(message([] { run("k80", "resnet50", 32, 1, "mixed_fp16"); }), Catch::StartsWith("precision: "));
+  CHECK_THAT(message([] { run("p100_sxm2", "resnet50", 32, 1, "fp32", {}, "pip"); }), Catch::StartsWith("build: "));
+  CHECK_THAT(message([] { run("gce_skylake_vcpu", "mnist_mlp", 128, 8, "fp32", {}, "fast"); }), Catch::StartsWith("build: "));
+  CHECK_THAT(message([] { run("gce_skylake_vcpu", "mnist_mlp", 128, 200); }), Catch::StartsWith("count: "));
   CHECK_THAT(message([] { run("p100_sxm2", "resnet50", 32, 1, "fp32", {"compute_efficiency=2"}); }),
              Catch::Contains("p100_sxm2.yaml") && Catch::Contains("compute_efficiency: must be in (0, 1]"));
   CHECK_THAT(message([] { run("p100_sxm2", "resnet50", 32, 1, "fp32", {"compute_eficiency=0.5"}); }),
@@ -178,7 +192,7 @@ TEST_CASE("bad placements are UserErrors naming the flag", "[analytical][errors]
   r.model = "resnet50";
   r.placement.device = "p100_sxm2";
   r.placement.system = "gce_n1_highcpu";
-  CHECK_THAT(message([&] { predict(r); }), Catch::Contains("--system"));
+  CHECK_THAT(message([&] { predict(r); }), Catch::StartsWith("system: "));
 }
 
 TEST_CASE("every device YAML loads and its calibrate keys are real numeric fields", "[analytical][spec]") {
@@ -290,31 +304,36 @@ TEST_CASE("host model vs the CPU backend's measured rows stays at the calibrated
   // validation/measured/cpu-host-t1-check-2026-11-21.csv: 7 models measured on this
   // project's build VM type after host.yaml was calibrated (never fitted). The VM's detected
   // figures are pinned, so the test gives the same answer on any machine.
-  auto rows = load_reference_rows(std::string(XPUSIM_MEASURED_DIR) + "/cpu-host-t1-check-2026-11-21.csv");
+  auto rows = analytical_throughput_rows(std::string(XPUSIM_MEASURED_DIR) + "/cpu-host-t1-check-2026-11-21.csv");
   REQUIRE(rows.size() == 7);
   const std::vector<std::string> vm{"detect=false",          "frequency_ghz=2.445",        "vcpus_per_core=1",
                                     "vcpus_per_socket=2",    "max_vcpus=2",                "memory_gb=24",
                                     "compiled_simd_fp32_lanes=8", "compiled_fma_units=2", "llc_mb=33.554432"};
-  auto res = check_rows(rows, {{"host", vm}});
-  for (const auto& r : res) {
-    INFO(r.row.model << ": " << r.error_pct << "%");
-    CHECK(std::abs(r.error_pct) <= 15.0);  // the issue's target, per model
+  validation::ValidateOptions o;
+  o.overrides["host"] = vm;
+  auto res = validation::validate_rows(rows, o);
+  REQUIRE(res.rows_used == 7);
+  for (const auto& r : res.rows) {
+    INFO(r.row.model << ": " << r.error_pct.value_or(1e9) << "%");
+    CHECK(std::abs(r.error_pct.value_or(1e9)) <= 15.0);  // the issue's target, per model
   }
-  CHECK(mape_by_device(res)["all"] <= 8.0);
+  REQUIRE(res.mape_pct.has_value());
+  CHECK(*res.mape_pct <= 8.0);
 }
 
 TEST_CASE("MAPE against every published train_throughput row stays at the calibrated level", "[analytical][reference]") {
   // One set of constants per device (configs/devices/*.yaml), no per-model constants. The
   // levels are what the calibration reached (docs/analytical-model.md), with a little slack.
-  auto rows = load_reference_rows(std::string(XPUSIM_TEST_DATA_DIR) + "/reference/published_calibration.csv");
+  auto rows = analytical_throughput_rows(std::string(XPUSIM_TEST_DATA_DIR) + "/reference/published_calibration.csv");
   REQUIRE(rows.size() == 130);  // 71 P100 DGX-1, 56 GCE K80 and 3 V100 rows
-  auto res = check_rows(rows);
-  auto mape = mape_by_device(res);
-  INFO("MAPE all " << mape["all"] << " p100 " << mape["p100_sxm2"] << " k80 " << mape["k80"] << " v100 "
+  auto res = validation::validate_rows(rows, {});
+  REQUIRE(res.rows_used == 130);
+  std::map<std::string, double> mape;
+  for (const auto& g : res.by_device) mape[g.key] = g.mape_pct;
+  INFO("MAPE all " << *res.mape_pct << " p100 " << mape["p100_sxm2"] << " k80 " << mape["k80"] << " v100 "
                    << mape["v100_sxm2_16gb"]);
   CHECK(mape["p100_sxm2"] <= 6.0);
   CHECK(mape["k80"] <= 5.0);
   CHECK(mape["v100_sxm2_16gb"] <= 7.0);
-  CHECK(mape["all"] <= 5.5);
-  CHECK(mape["all"] <= 10.0);  // the issue's target
+  CHECK(*res.mape_pct <= 5.5);  // the calibrated level (docs/analytical-model.md); the issue asked for 10
 }

@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "models/zoo.hpp"
-#include "sim/platform_spec.hpp"
+#include "engine/platform_spec.hpp"
 
 using namespace xpusim;
 

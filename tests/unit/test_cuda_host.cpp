@@ -11,8 +11,8 @@
 #include "devices/cuda/caching_pool.hpp"
 #include "devices/cuda/loss_scaler.hpp"
 #include "models/zoo.hpp"
-#include "sim/engine.hpp"
-#include "sim/predict.hpp"
+#include "engine/engine.hpp"
+#include "predict/predict.hpp"
 
 using namespace xpusim;
 using namespace xpusim::cuda;

@@ -55,7 +55,7 @@ TEST_CASE("KEY=VALUE overrides are applied before parsing and validated alike", 
   apply_overrides(n, {"hbm_bandwidth_gbps=1400", "host.cores=16"});
   CHECK(n["hbm_bandwidth_gbps"].as<double>() == 1400);
   CHECK(n["host"]["cores"].as<int>() == 16);
-  CHECK_THROWS_WITH(apply_overrides(n, {"novalue"}), Catch::Contains("--set novalue: expected KEY=VALUE"));
+  CHECK_THROWS_WITH(apply_overrides(n, {"novalue"}), Catch::Contains("set: novalue: expected KEY=VALUE"));
 }
 
 TEST_CASE("malformed model YAML reports file:line: key", "[spec][zoo]") {

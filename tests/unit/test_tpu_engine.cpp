@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
-#include "sim/predict.hpp"
+#include "predict/predict.hpp"
 #include "sim/tpu/tpu_spec.hpp"
 
 using namespace xpusim;
@@ -78,7 +78,7 @@ TEST_CASE("set overrides change device fields and are validated like the file", 
   PredictRequest bad = base;
   bad.placement.overrides = {"mxu_rows=0"};
   CHECK_THROWS_AS(predict(bad), UserError);
-  CHECK_THROWS_WITH(predict(bad), Catch::Contains("--set mxu_rows=0") && Catch::Contains("mxu_rows: must be in [2, 4096]"));
+  CHECK_THROWS_WITH(predict(bad), Catch::Contains("set: mxu_rows=0") && Catch::Contains("mxu_rows: must be in [2, 4096]"));
   bad.placement.overrides = {"hbm_bandwith_gbps=1400"};
   CHECK_THROWS_WITH(predict(bad), Catch::Contains("hbm_bandwith_gbps: unknown key"));
   bad.placement.overrides = {"hbm_bandwidth_gbps=fast"};

@@ -96,7 +96,7 @@ TEST_CASE("every zoo model lowers to a training step at several batch sizes", "[
 
 TEST_CASE("unknown models and non-positive batches are user errors", "[zoo][errors]") {
   CHECK_THROWS_AS(find_model("resnet51"), UserError);
-  CHECK_THROWS_WITH(find_model("resnet51"), Catch::Contains("--model") && Catch::Contains("resnet50"));
+  CHECK_THROWS_WITH(find_model("resnet51"), Catch::Contains("model: unknown model") && Catch::Contains("resnet50"));
   GraphOptions o;
   o.batch = 0;
   CHECK_THROWS_AS(build_graph(find_model("resnet50"), o), UserError);

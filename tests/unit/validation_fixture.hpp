@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <string>
 
-#include "sim/predict.hpp"
+#include "predict/predict.hpp"
 
 namespace xpusim::test {
 

@@ -7,7 +7,7 @@
 #include "devices/cpu/runner.hpp"
 #include "devices/cpu/trainer.hpp"
 #include "models/zoo.hpp"
-#include "sim/predict.hpp"
+#include "predict/predict.hpp"
 #include "tests/unit/cpu/gradcheck_util.hpp"
 
 using namespace xpusim;

@@ -1,4 +1,4 @@
-#include "sim/engine.hpp"
+#include "engine/engine.hpp"
 
 #include "common/error.hpp"
 

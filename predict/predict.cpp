@@ -1,4 +1,4 @@
-#include "sim/predict.hpp"
+#include "predict/predict.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -14,12 +14,12 @@ namespace xpusim {
 namespace fs = std::filesystem;
 
 std::string device_yaml_path(const std::string& device) {
-  return find_config_file("devices", device, "--device", "device");
+  return find_config_file("devices", device, "device", "device");
 }
 
 std::string engine_for_device(const std::string& device) {
   std::string path = device_yaml_path(device);
-  YAML::Node n = load_yaml_file(path);
+  YAML::Node n = load_config_yaml(path);
   if (!n.IsMap() || !n["engine"] || !n["engine"].IsScalar())
     throw UserError(yaml_location(path, n) + ": engine: required field is missing (analytical or tpu_systemc)");
   return n["engine"].Scalar();
@@ -33,16 +33,16 @@ Engine& cached_engine(const std::string& name) {
 }
 
 PreparedRequest prepare_request(const PredictRequest& r) {
-  if (r.batch_per_device <= 0) throw UserError("--batch: must be > 0, got " + std::to_string(r.batch_per_device));
-  if (r.placement.count <= 0) throw UserError("--count: must be > 0, got " + std::to_string(r.placement.count));
+  if (r.batch_per_device <= 0) throw FieldError("batch", "must be > 0, got " + std::to_string(r.batch_per_device));
+  if (r.placement.count <= 0) throw FieldError("count", "must be > 0, got " + std::to_string(r.placement.count));
   PreparedRequest p;
   p.options.batch = r.batch_per_device;
   if (!parse_precision(r.precision, p.options.precision))
-    throw UserError("--precision: unknown precision '" + r.precision + "' (one of " + precision_choices() + ")");
+    throw FieldError("precision", "unknown precision '" + r.precision + "' (one of " + precision_choices() + ")");
   p.spec = find_model(r.model);
   std::string opt = r.optimizer.empty() ? p.spec.optimizer : r.optimizer;
   if (!parse_optimizer(opt, p.options.training_options.optimizer))
-    throw UserError("--optimizer: unknown optimizer '" + opt + "' (sgd_momentum|adam)");
+    throw FieldError("optimizer", "unknown optimizer '" + opt + "' (sgd_momentum|adam)");
   std::string engine_name = r.engine.empty() ? engine_for_device(r.placement.device) : r.engine;
   p.engine = &cached_engine(engine_name);
   p.options.training_options.replicas = p.engine->replicas(r.placement);

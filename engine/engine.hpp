@@ -83,7 +83,7 @@ class Engine {
   virtual StepReport run_step(const StepRequest& req) = 0;
 };
 
-// Engine registry: one line per engine in sim/engine_registry.cpp.
+// Engine registry: one line per engine in predict/engine_registry.cpp.
 using EngineFactory = std::function<std::unique_ptr<Engine>()>;
 struct EngineEntry {
   std::string name;

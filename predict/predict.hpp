@@ -6,7 +6,7 @@
 #include <string>
 
 #include "models/zoo.hpp"
-#include "sim/engine.hpp"
+#include "engine/engine.hpp"
 
 namespace xpusim {
 

@@ -1,6 +1,6 @@
 // The engine registry: one line per engine. An engine that is not compiled in (CUDA without
 // nvcc) is simply absent; `xpusim backends` reports it as not compiled.
-#include "sim/engine.hpp"
+#include "engine/engine.hpp"
 
 #include "common/error.hpp"
 #include "sim/tpu/tpu_engine.hpp"

@@ -1,4 +1,4 @@
-#include "sim/platform_spec.hpp"
+#include "engine/platform_spec.hpp"
 
 #include <filesystem>
 
@@ -24,7 +24,7 @@ LinkSpec read_link(const YAML::Node& n, const std::string& file, const std::stri
 }  // namespace
 
 SystemSpec load_system_spec(const std::string& path) {
-  YAML::Node root = load_yaml_file(path);
+  YAML::Node root = load_config_yaml(path);
   SpecReader r(root, path);
   SystemSpec s;
   s.file = path;
@@ -63,13 +63,13 @@ SystemSpec load_system_spec(const std::string& path) {
   return s;
 }
 
-SystemSpec find_system(const std::string& name_or_path, const std::string& flag) {
-  return load_system_spec(find_config_file("systems", name_or_path, flag, "system"));
+SystemSpec find_system(const std::string& name_or_path, const std::string& field) {
+  return load_system_spec(find_config_file("systems", name_or_path, field, "system"));
 }
 
 std::map<std::string, DatasetSpec> load_datasets() {
   std::string path = (fs::path(config_dir()) / "datasets.yaml").string();
-  YAML::Node root = load_yaml_file(path);
+  YAML::Node root = load_config_yaml(path);
   if (!root.IsMap()) throw UserError(path + ": expected a mapping of dataset name -> fields");
   std::map<std::string, DatasetSpec> out;
   for (const auto& kv : root) {
@@ -91,10 +91,10 @@ std::map<std::string, DatasetSpec> load_datasets() {
   return out;
 }
 
-DatasetSpec find_dataset(const std::string& name, const std::string& where) {
+DatasetSpec find_dataset(const std::string& name, const std::string& field) {
   auto all = load_datasets();
   auto it = all.find(name);
-  if (it == all.end()) throw UserError(where + ": unknown dataset '" + name + "' (see configs/datasets.yaml)");
+  if (it == all.end()) throw FieldError(field, "unknown dataset '" + name + "' (see configs/datasets.yaml)");
   return it->second;
 }
 

@@ -41,8 +41,8 @@ struct SystemSpec {
 };
 
 SystemSpec load_system_spec(const std::string& path);
-// By name (configs/systems/NAME.yaml) or path; UserError naming `flag` when unknown.
-SystemSpec find_system(const std::string& name_or_path, const std::string& flag = "--system");
+// By name (configs/systems/NAME.yaml) or path; FieldError naming `field` when unknown.
+SystemSpec find_system(const std::string& name_or_path, const std::string& field = "system");
 
 struct DatasetSpec {
   std::string name;
@@ -56,6 +56,6 @@ struct DatasetSpec {
 
 // configs/datasets.yaml: a mapping name -> dataset.
 std::map<std::string, DatasetSpec> load_datasets();
-DatasetSpec find_dataset(const std::string& name, const std::string& where = "dataset");
+DatasetSpec find_dataset(const std::string& name, const std::string& field = "dataset");
 
 }  // namespace xpusim
