@@ -13,6 +13,7 @@ namespace xpusim::cli {
 void register_predict(CLI::App& app) {
   auto r = std::make_shared<PredictRequest>();
   auto data = std::make_shared<std::string>("synthetic");
+  auto build = std::make_shared<std::string>();
   auto fmt = std::make_shared<std::string>();
   auto* cmd = app.add_subcommand("predict", "predict a training step of a model on a device (simulated, not run)");
   cmd->add_option("--device", r->placement.device, "device name (configs/devices/) or YAML path")->required();
@@ -20,7 +21,7 @@ void register_predict(CLI::App& app) {
                   "devices: GPUs, TPU cores (v2-8 = 8) or vCPUs of one CPU machine")
       ->capture_default_str();
   cmd->add_option("--system", r->placement.system, "system (configs/systems/); default: the device's");
-  cmd->add_option("--build", r->placement.build, "CPU devices: framework build, pip (no AVX2/FMA) or compiled");
+  cmd->add_option("--build", *build, "CPU devices: framework build, pip (no AVX2/FMA) or compiled");
   cmd->add_option("--model", r->model, "zoo model or model YAML path")->required();
   cmd->add_option("--batch", r->batch_per_device,
                   "batch per device (per GPU, per TPU core, per CPU machine), as the reference CSV's batch_per_device")
@@ -32,9 +33,14 @@ void register_predict(CLI::App& app) {
   cmd->add_option("--set", r->placement.overrides, "override a device YAML field, KEY=VALUE (repeatable)");
   cmd->add_option("--trace", r->trace_path, "write a Chrome/Perfetto trace-event JSON of one step");
   add_format_option(*cmd, *fmt, "table|json|csv", "table");
-  cmd->callback([r, data, fmt] {
+  cmd->callback([r, data, build, fmt] {
     OutputFormat f = parse_output_format(*fmt, {OutputFormat::table, OutputFormat::json, OutputFormat::csv});
     if (!parse_data_source(*data, r->data)) throw UserError("--data: '" + *data + "' is not synthetic or real");
+    if (!build->empty()) {
+      CpuBuild b;
+      if (!parse_cpu_build(*build, b)) throw UserError("--build: '" + *build + "' is not pip or compiled");
+      r->placement.build = b;
+    }
     StepReport rep = predict(*r);
     print_step_report(std::cout, rep, f);
   });

@@ -1,5 +1,7 @@
 #include "cli/step_report_output.hpp"
 
+#include <map>
+
 namespace xpusim::cli {
 
 nlohmann::json step_report_json(const StepReport& r) {
@@ -30,8 +32,10 @@ void print_step_report(std::ostream& os, const StepReport& r, OutputFormat f) {
   t.add({"memory_bytes", std::to_string(r.memory_bytes) + " (" + fmt_bytes(r.memory_bytes) + ")"});
   t.add({"memory_capacity_bytes", std::to_string(r.memory_capacity_bytes)});
   t.add({"fits_in_memory", r.fits_in_memory ? "true" : "false"});
-  t.add({"bottleneck", r.bottleneck});
-  for (const auto& [unit, u] : r.utilization) t.add({"utilization." + unit, fmt_fixed(u, 3)});
+  t.add({"bottleneck", resource_name(r.bottleneck)});
+  std::map<std::string, double> by_name;  // sorted by name, as in the JSON
+  for (const auto& [unit, u] : r.utilization) by_name[resource_name(unit)] = u;
+  for (const auto& [unit, u] : by_name) t.add({"utilization." + unit, fmt_fixed(u, 3)});
   for (const auto& [kind, s] : r.per_op_s) t.add({"per_op_s." + kind, fmt_sig(s, 4)});
   for (auto it = r.extra.begin(); it != r.extra.end(); ++it)
     if (it.value().is_primitive())

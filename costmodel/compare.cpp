@@ -16,12 +16,19 @@ namespace {
 
 nlohmann::json opt_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 
-// Data-parallel replicas of a placement when no engine says so: every GPU and TPU core is a
-// replica; the vCPUs of one CPU machine are one worker (see Engine::replicas).
-int default_replicas(const StudyOption& o) {
-  const std::string& d = o.device;
-  bool cpu = d == "host" || (d.size() > 5 && d.compare(d.size() - 5, 5, "_vcpu") == 0);
-  return cpu ? 1 : o.count;
+// Data-parallel replicas of an option's placement, as its engine resolves it: every GPU and
+// TPU core is a replica; the vCPUs of one CPU machine are one worker.
+int option_replicas(const StudyOption& o) {
+  Placement p;
+  p.device = o.device;
+  p.count = o.count;
+  p.system = o.system;
+  p.overrides = o.overrides;
+  if (!o.build.empty()) {
+    CpuBuild b;
+    if (parse_cpu_build(o.build, b)) p.build = b;
+  }
+  return resolve_placement(p, cached_engine(engine_for_device(o.device))).replicas;
 }
 
 }  // namespace
@@ -105,7 +112,8 @@ CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress
       row.target_metric = t.accuracy > 0 ? t.metric : "epochs";
       row.target_accuracy = t.accuracy;
       row.batch_per_device = o.batch_per_device > 0 ? o.batch_per_device : t.batch_per_device;
-      row.global_batch = row.batch_per_device * default_replicas(o);
+      // Until a placement is resolved (or when it cannot be), the requested devices.
+      row.global_batch = row.batch_per_device * o.count;
 
       // Throughput.
       std::string key = o.label + "|" + t.model + "|" + std::to_string(row.batch_per_device);
@@ -114,6 +122,11 @@ CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress
         if (o.source == ThroughputSource::given) {
           tp.value = o.given_throughput;
           tp.global_batch = row.global_batch;
+          try {
+            tp.global_batch = row.batch_per_device * option_replicas(o);
+          } catch (const std::exception& e) {
+            tp.error = std::string("placement failed: ") + e.what();
+          }
         } else {
           PredictRequest req;
           req.model = t.model;
@@ -123,7 +136,10 @@ CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress
           req.placement.device = o.device;
           req.placement.count = o.count;
           req.placement.system = o.system;
-          req.placement.build = o.build;
+          if (!o.build.empty()) {
+            CpuBuild b;
+            if (parse_cpu_build(o.build, b)) req.placement.build = b;
+          }
           req.placement.overrides = o.overrides;
           if (o.source == ThroughputSource::measured) {
             req.engine = "cpu";

@@ -13,6 +13,32 @@ bool parse_data_source(const std::string& s, DataSource& out) {
 
 const char* data_source_name(DataSource d) { return d == DataSource::real ? "real" : "synthetic"; }
 
+const char* resource_name(Resource u) {
+  switch (u) {
+    case Resource::compute: return "compute";
+    case Resource::memory: return "memory";
+    case Resource::overhead: return "overhead";
+    case Resource::communication: return "communication";
+    case Resource::infeed: return "infeed";
+    case Resource::input_pipeline: return "input_pipeline";
+    case Resource::mxu: return "mxu";
+    case Resource::hbm: return "hbm";
+    case Resource::vector: return "vector";
+    case Resource::ici: return "ici";
+    case Resource::gpu: return "gpu";
+    case Resource::measured: return "measured";
+  }
+  return "?";
+}
+
+std::shared_ptr<const DeviceConfig> Engine::load_device(const std::string& path, const std::vector<std::string>&) const {
+  throw InternalError(name() + ": takes no device YAML (" + path + ")");
+}
+
+void Engine::check_placement(ResolvedPlacement& p) const {
+  p.replicas = p.device && p.device->device_class == DeviceClass::cpu ? 1 : p.count;
+}
+
 nlohmann::json StepReport::to_json() const {
   nlohmann::json j;
   j["engine"] = engine;
@@ -29,8 +55,12 @@ nlohmann::json StepReport::to_json() const {
   j["memory_bytes"] = memory_bytes;
   j["memory_capacity_bytes"] = memory_capacity_bytes;
   j["fits_in_memory"] = fits_in_memory;
-  j["bottleneck"] = bottleneck;
-  j["utilization"] = utilization;
+  // Only engines that model a compile report it, so reports of the others keep their shape.
+  if (compile_time_s > 0) j["compile_time_s"] = compile_time_s;
+  j["bottleneck"] = resource_name(bottleneck);
+  nlohmann::json u = nlohmann::json::object();
+  for (const auto& [unit, v] : utilization) u[resource_name(unit)] = v;
+  j["utilization"] = u;
   j["per_op_s"] = per_op_s;
   j["extra"] = extra;
   return j;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/placement.hpp"
 #include "models/graph.hpp"
 
 namespace xpusim {
@@ -19,19 +20,21 @@ enum class DataSource { synthetic, real };
 bool parse_data_source(const std::string& s, DataSource& out);
 const char* data_source_name(DataSource d);
 
-// Where the step runs. `device` is a name under configs/devices/ or a YAML path.
-struct Placement {
-  std::string device;
-  int count = 1;                         // GPUs, TPU cores or vCPUs (the CSV's num_devices)
-  std::string system;                    // configs/systems/ name; empty = the device's default
-  std::string build;                     // CPUs: "pip" or "compiled"; empty = default
-  std::vector<std::string> overrides;    // --set KEY=VALUE on the device YAML
+// The resources a report can name as the step's bottleneck and give a utilisation for. Engines
+// model different units (a GPU roofline has compute and memory, the TPU model has its MXU,
+// HBM, vector unit and ICI); the names are the stable JSON names.
+enum class Resource {
+  compute, memory, overhead, communication, infeed, input_pipeline,  // analytical
+  mxu, hbm, vector, ici,                                              // tpu_systemc
+  gpu,                                                                // cuda (busy share of the step)
+  measured,                                                           // a real run: nothing modelled
 };
+const char* resource_name(Resource u);
 
 struct StepRequest {
   const OpGraph* graph = nullptr;        // a lowered training step at the per-device batch
   std::string model;                     // zoo name, for reports
-  Placement placement;
+  ResolvedPlacement placement;           // resolved once by predict(); engines never re-read YAML
   DataSource data = DataSource::synthetic;
   int steps = 10;                        // real backends: timed steps
   int warmup = 2;                        // real backends: untimed steps
@@ -53,11 +56,12 @@ struct StepReport {
   int64_t global_batch = 0;
   double step_time_s = 0;
   double throughput_samples_per_s = 0;
+  double compile_time_s = 0;             // one-off graph build / compile before the first step (0 = none modelled)
   int64_t memory_bytes = 0;              // per device
   int64_t memory_capacity_bytes = 0;     // per device
   bool fits_in_memory = true;
-  std::string bottleneck;                // unit that bounded the step: mxu, hbm, vector, ici, infeed, compute, memory, ...
-  std::map<std::string, double> utilization;   // unit -> fraction of the step busy
+  Resource bottleneck = Resource::compute;       // the unit that bounded the step
+  std::map<Resource, double> utilization;  // resource -> fraction of the step busy
   std::map<std::string, double> per_op_s;      // op kind -> seconds per step
   nlohmann::json extra = nlohmann::json::object();  // engine-specific named statistics
 
@@ -76,9 +80,16 @@ class Engine {
   virtual std::string name() const = 0;
   virtual std::string description() const = 0;
   virtual Availability availability() const = 0;
-  // Data-parallel replicas the training graph must be lowered for (GPUs and TPU cores are
-  // replicas; the vCPUs of one CPU machine are not).
-  virtual int replicas(const Placement& p) const { return p.count; }
+  // Real backends execute on this machine and take no device YAML (cpu, cuda).
+  virtual bool real_backend() const { return false; }
+  // Parses a device YAML of this engine, with KEY=VALUE overrides applied, into its spec.
+  // Called once per (file, overrides) by predict(); YAML errors are UserError file:line: key.
+  virtual std::shared_ptr<const DeviceConfig> load_device(const std::string& path,
+                                                          const std::vector<std::string>& overrides) const;
+  // Engine-specific checks of a resolved placement and its replica count. predict() has
+  // already checked what every engine shares (the system holds the device, count > 0).
+  // Throws FieldError naming the field ("count", "build").
+  virtual void check_placement(ResolvedPlacement& p) const;
   // Throws UserError for bad requests, UnavailableError when the engine cannot run here.
   virtual StepReport run_step(const StepRequest& req) = 0;
 };

@@ -56,8 +56,9 @@ SystemSpec load_system_spec(const std::string& path) {
     s.host.step_overhead_ms = h.number("step_overhead_ms", 0.0, "ms", "extra host overhead per step", non_negative);
     h.finish();
   }
-  s.collective = r.text("collective", std::string("ring"), "gradient exchange: ring all-reduce or parameter server",
+  const std::string collective = r.text("collective", std::string("ring"), "gradient exchange: ring all-reduce or parameter server",
                         {"ring", "parameter_server"});
+  s.collective = collective == "parameter_server" ? Collective::parameter_server : Collective::ring;
   s.source = r.text("source", std::string(""), "where the facts come from");
   r.finish();
   return s;

@@ -23,6 +23,10 @@ struct HostSpec {
   double step_overhead_ms = 0;        // framework/launch overhead per step on this host
 };
 
+// How data-parallel gradients are exchanged: ring all-reduce (NCCL, replicated) or a
+// parameter server on the host CPU (tf_cnn_benchmarks' parameter_server mode).
+enum class Collective { ring, parameter_server };
+
 struct SystemSpec {
   std::string name;
   std::string description;
@@ -34,9 +38,7 @@ struct SystemSpec {
   LinkSpec intra_host;
   LinkSpec inter_host;
   HostSpec host;
-  // How data-parallel gradients are exchanged: ring all-reduce (NCCL, replicated) or a
-  // parameter server on the host CPU (tf_cnn_benchmarks' parameter_server mode).
-  std::string collective = "ring";
+  Collective collective = Collective::ring;
   std::string source;
 };
 

@@ -19,13 +19,14 @@ ModelSpec load_model_spec(const std::string& path) {
   s.description = r.text("description", std::string(""), "one line for `xpusim models`");
   s.family = r.text("family", std::nullopt, "builder family in models/zoo/");
   s.dataset = r.text("dataset", std::nullopt, "dataset it trains on (key of configs/datasets.yaml)");
-  s.task = r.text("task", std::string("image"), "input kind", {"image", "sequence"});
+  s.task = r.text("task", std::string("image"), "input kind", {"image", "sequence"}) == "image" ? ModelTask::image
+                                                                                               : ModelTask::sequence;
   for (long long v : r.integers("input", std::nullopt, "[C,H,W] px or [T] tokens", "shape of one sample"))
     s.input.push_back(static_cast<int64_t>(v));
   for (auto v : s.input)
     if (v <= 0) r.fail("input", "dimensions must be > 0");
-  if (s.task == "image" && s.input.size() != 3) r.fail("input", "an image model needs [C, H, W]");
-  if (s.task == "sequence" && s.input.size() != 1) r.fail("input", "a sequence model needs [T]");
+  if (s.task == ModelTask::image && s.input.size() != 3) r.fail("input", "an image model needs [C, H, W]");
+  if (s.task == ModelTask::sequence && s.input.size() != 1) r.fail("input", "a sequence model needs [T]");
   s.features = r.integer("features", 0, "features", "sequence models: width of float inputs per step (0 = token ids)",
                          [](long long v) { return v >= 0 ? "" : "must be >= 0"; });
   s.classes = r.integer("classes", std::nullopt, "classes", "output classes (1 = binary, sigmoid)",

@@ -31,12 +31,15 @@ struct FamilyEntry {
 };
 const std::vector<FamilyEntry>& model_families();
 
+// What one sample is: an image [C, H, W] or a sequence [T] of tokens or feature vectors.
+enum class ModelTask { image, sequence };
+
 struct ModelSpec {
   std::string name;
   std::string description;
   std::string family;
   std::string dataset;            // key into the dataset catalog (imagenet, cifar10, ...)
-  std::string task;               // "image" or "sequence"
+  ModelTask task = ModelTask::image;
   std::vector<int64_t> input;     // image: [C, H, W]; sequence: [T]
   int64_t features = 0;           // sequence: 0 = int32 token ids; F = float features [T, F] (one-hot)
   int64_t classes = 0;

@@ -1,17 +1,86 @@
 #include "predict/predict.hpp"
 
-#include <algorithm>
-#include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 
+#include "common/config_paths.hpp"
 #include "common/error.hpp"
 #include "common/spec_reader.hpp"
-#include "models/zoo.hpp"
 
 namespace xpusim {
 
-namespace fs = std::filesystem;
+namespace {
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& e : v) s += (s.empty() ? "" : ", ") + e;
+  return s;
+}
+
+// Parsed specs shared by every request of the process: one parse per (file, overrides).
+struct SpecCache {
+  std::mutex mu;
+  std::map<std::string, std::shared_ptr<const DeviceConfig>> devices;
+  std::map<std::string, std::shared_ptr<const SystemSpec>> systems;
+  std::map<std::string, std::shared_ptr<const DatasetSpec>> datasets;
+};
+
+SpecCache& spec_cache() {
+  static SpecCache c;
+  return c;
+}
+
+std::shared_ptr<const DeviceConfig> cached_device(const Engine& engine, const std::string& path,
+                                                  const std::vector<std::string>& overrides) {
+  std::string key = engine.name() + "|" + path;
+  for (const auto& o : overrides) key += "|" + o;
+  SpecCache& c = spec_cache();
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    auto it = c.devices.find(key);
+    if (it != c.devices.end()) return it->second;
+  }
+  auto d = engine.load_device(path, overrides);
+  std::lock_guard<std::mutex> lock(c.mu);
+  return c.devices.emplace(key, d).first->second;
+}
+
+std::shared_ptr<const SystemSpec> cached_system(const std::string& name_or_path) {
+  const std::string path = find_config_file("systems", name_or_path, "system", "system");
+  SpecCache& c = spec_cache();
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    auto it = c.systems.find(path);
+    if (it != c.systems.end()) return it->second;
+  }
+  auto s = std::make_shared<const SystemSpec>(load_system_spec(path));
+  std::lock_guard<std::mutex> lock(c.mu);
+  return c.systems.emplace(path, s).first->second;
+}
+
+std::shared_ptr<const DatasetSpec> cached_dataset(const std::string& name) {
+  SpecCache& c = spec_cache();
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    auto it = c.datasets.find(name);
+    if (it != c.datasets.end()) return it->second;
+  }
+  auto d = std::make_shared<const DatasetSpec>(find_dataset(name, "data"));
+  std::lock_guard<std::mutex> lock(c.mu);
+  return c.datasets.emplace(name, d).first->second;
+}
+
+// The checks of a request that do not depend on its engine (one place, not one per caller).
+void check_request(const PredictRequest& r) {
+  if (r.batch_per_device <= 0) throw FieldError("batch", "must be > 0, got " + std::to_string(r.batch_per_device));
+  if (r.placement.count <= 0) throw FieldError("count", "must be > 0, got " + std::to_string(r.placement.count));
+  if (r.steps <= 0) throw FieldError("steps", "must be > 0, got " + std::to_string(r.steps));
+  if (r.warmup < 0) throw FieldError("warmup", "must be >= 0, got " + std::to_string(r.warmup));
+  if (r.threads < 0) throw FieldError("threads", "must be >= 0, got " + std::to_string(r.threads));
+}
+
+}  // namespace
 
 std::string device_yaml_path(const std::string& device) {
   return find_config_file("devices", device, "device", "device");
@@ -32,9 +101,28 @@ Engine& cached_engine(const std::string& name) {
   return *it->second;
 }
 
+ResolvedPlacement resolve_placement(const Placement& p, const Engine& engine, const std::string& dataset,
+                                    bool need_dataset) {
+  if (p.count <= 0) throw FieldError("count", "must be > 0, got " + std::to_string(p.count));
+  ResolvedPlacement out;
+  out.requested = p;
+  out.count = p.count;
+  if (!engine.real_backend()) {
+    out.device = cached_device(engine, device_yaml_path(p.device), p.overrides);
+    const DeviceConfig& d = *out.device;
+    out.system = cached_system(p.system.empty() ? d.default_system : p.system);
+    const SystemSpec& s = *out.system;
+    if (std::find(s.devices.begin(), s.devices.end(), d.name) == s.devices.end())
+      throw FieldError("system", "system '" + s.name + "' does not hold device '" + d.name + "' (it holds: " +
+                                     join(s.devices) + ")");
+  }
+  engine.check_placement(out);
+  if (need_dataset && !dataset.empty()) out.dataset = cached_dataset(dataset);
+  return out;
+}
+
 PreparedRequest prepare_request(const PredictRequest& r) {
-  if (r.batch_per_device <= 0) throw FieldError("batch", "must be > 0, got " + std::to_string(r.batch_per_device));
-  if (r.placement.count <= 0) throw FieldError("count", "must be > 0, got " + std::to_string(r.placement.count));
+  check_request(r);
   PreparedRequest p;
   p.options.batch = r.batch_per_device;
   if (!parse_precision(r.precision, p.options.precision))
@@ -45,7 +133,8 @@ PreparedRequest prepare_request(const PredictRequest& r) {
     throw FieldError("optimizer", "unknown optimizer '" + opt + "' (sgd_momentum|adam)");
   std::string engine_name = r.engine.empty() ? engine_for_device(r.placement.device) : r.engine;
   p.engine = &cached_engine(engine_name);
-  p.options.training_options.replicas = p.engine->replicas(r.placement);
+  p.placement = resolve_placement(r.placement, *p.engine, p.spec.dataset, r.data == DataSource::real);
+  p.options.training_options.replicas = p.placement.replicas;
   p.graph_key = p.spec.file + "|" + std::to_string(p.options.batch) + "|" + precision_name(p.options.precision) +
                 "|" + optimizer_name(p.options.training_options.optimizer) + "|" +
                 std::to_string(p.options.training_options.replicas);
@@ -56,7 +145,7 @@ StepReport run_prepared(const PredictRequest& r, const PreparedRequest& p, const
   StepRequest req;
   req.graph = &g;
   req.model = p.spec.name;
-  req.placement = r.placement;
+  req.placement = p.placement;
   req.data = r.data;
   req.steps = r.steps;
   req.warmup = r.warmup;

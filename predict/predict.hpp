@@ -1,12 +1,14 @@
-// One entry point for "how fast is this model on this placement": resolves the device YAML
-// to its engine, builds the training-step graph with the right replica count and runs the
-// engine. Used by `xpusim predict`, `xpusim run`, the cost model and validation. Engines are
-// created once per process and reused (the SystemC engine elaborates once).
+// One entry point for "how fast is this model on this placement": checks the request once,
+// resolves the placement once (device YAML -> its engine's spec, system, replicas, CPU build,
+// dataset; each parsed at most once per process and cached), builds the training-step graph
+// with the right replica count and runs the engine. Used by `xpusim predict`, `xpusim run`,
+// the cost model and validation. Engines are created once per process and reused (the
+// SystemC engine elaborates once).
 #pragma once
 #include <string>
 
-#include "models/zoo.hpp"
 #include "engine/engine.hpp"
+#include "models/zoo.hpp"
 
 namespace xpusim {
 
@@ -25,19 +27,29 @@ struct PredictRequest {
   bool progress = false;
 };
 
-// The engine named by a device YAML (`engine:` key). UserError naming --device if unknown.
+// The engine named by a device YAML (`engine:` key). FieldError("device") if unknown.
 std::string engine_for_device(const std::string& device_name_or_path);
-std::string device_yaml_path(const std::string& device_name_or_path);  // UserError naming --device
+std::string device_yaml_path(const std::string& device_name_or_path);  // FieldError("device")
 Engine& cached_engine(const std::string& name);
+
+// Resolves a placement for `engine` once: the device spec (parsed by the engine, cached per
+// file and overrides), the system (cached per file), the checks every engine shares (count
+// > 0, the system holds the device) and the engine's own (check_placement). `dataset` is the
+// model's dataset name, resolved when `need_dataset`.
+ResolvedPlacement resolve_placement(const Placement& p, const Engine& engine, const std::string& dataset = "",
+                                    bool need_dataset = false);
+
 StepReport predict(const PredictRequest& req);
 
 // predict() in two halves, for callers that reuse graphs across many requests (calibration):
-// prepare_request validates the request and picks the engine and graph options; graph_key
-// names the graph those options build; run_prepared runs the engine on such a graph.
+// prepare_request checks the request, resolves the placement and picks the engine and graph
+// options; graph_key names the graph those options build; run_prepared runs the engine on
+// such a graph.
 struct PreparedRequest {
   ModelSpec spec;
   GraphOptions options;
   Engine* engine = nullptr;
+  ResolvedPlacement placement;
   std::string graph_key;
 };
 PreparedRequest prepare_request(const PredictRequest& r);

@@ -11,7 +11,7 @@ namespace xpusim::validation {
 PredictFn graph_caching_predictor() {
   auto graphs = std::make_shared<std::map<std::string, std::shared_ptr<OpGraph>>>();
   return [graphs](const PredictRequest& r) -> StepReport {
-    if (r.engine == "cpu" || r.engine == "cuda") return predict(r);
+    if (!r.engine.empty() && cached_engine(r.engine).real_backend()) return predict(r);
     // Graphs do not depend on device constants, so a fit builds each one once.
     PreparedRequest p = prepare_request(r);
     auto it = graphs->find(p.graph_key);

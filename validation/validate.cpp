@@ -25,11 +25,11 @@ bool config_exists(const std::string& kind, const std::string& name) {
   return fs::exists(resolve_config(kind, name));
 }
 
-std::string build_from_framework(const std::string& fw) {
+std::optional<CpuBuild> build_from_framework(const std::string& fw) {
   auto ends = [&](const std::string& s) { return fw.size() >= s.size() && fw.compare(fw.size() - s.size(), s.size(), s) == 0; };
-  if (ends("-pip")) return "pip";
-  if (ends("-compiled")) return "compiled";
-  return "";
+  if (ends("-pip")) return CpuBuild::pip;
+  if (ends("-compiled")) return CpuBuild::compiled;
+  return std::nullopt;
 }
 
 // One prediction per distinct request: many rows (throughput, epoch time, cost) share one.
@@ -38,7 +38,7 @@ class PredictionCache {
   PredictionCache(const ValidateOptions& o) : opts_(o) {}
   const StepReport& get(const PredictRequest& r) {
     std::string key = r.placement.device + "|" + std::to_string(r.placement.count) + "|" + r.placement.system + "|" +
-                      r.placement.build + "|" + r.model + "|" + std::to_string(r.batch_per_device) + "|" +
+                      (r.placement.build ? cpu_build_name(*r.placement.build) : "") + "|" + r.model + "|" + std::to_string(r.batch_per_device) + "|" +
                       r.precision + "|" + data_source_name(r.data) + "|" + r.engine;
     for (const auto& o : r.placement.overrides) key += "|" + o;
     auto it = cache_.find(key);
@@ -84,11 +84,7 @@ void check_identity(const ReferenceRow& row) {
   if (!parse_data_source(row.data, d)) throw Skip{"unknown data '" + row.data + "' (synthetic or real)"};
 }
 
-double compile_time_s(const StepReport& r) {
-  auto it = r.extra.find("compile_time_s");
-  if (it != r.extra.end() && it->is_number()) return it->get<double>();
-  return 0;
-}
+double compile_time_s(const StepReport& r) { return r.compile_time_s; }
 
 }  // namespace
 

@@ -62,10 +62,11 @@ DeviceSpec load_device_spec(const std::string& name_or_path, const std::vector<s
     numeric.insert(key);
     return r.number(key, def, unit, desc, check);
   };
-  d.name = r.text("name", std::nullopt, "device name as used by --device");
+  d.name = r.text("name", std::nullopt, "device name (configs/devices/NAME.yaml)");
   d.description = r.text("description", std::string(""), "one line");
   r.text("engine", std::nullopt, "engine that models this device", {"analytical"});
   d.kind = r.text("kind", std::nullopt, "gpu or cpu", {"gpu", "cpu"}) == "gpu" ? DeviceKind::gpu : DeviceKind::cpu;
+  d.device_class = d.kind == DeviceKind::cpu ? DeviceClass::cpu : DeviceClass::accelerator;
   d.default_system = r.text("default_system", std::nullopt, "system used when --system is not given");
   d.source = r.text("source", std::nullopt, "where the specs come from");
   d.precisions = string_list(r, "precisions", "training precisions the device supports");
@@ -123,7 +124,8 @@ DeviceSpec load_device_spec(const std::string& name_or_path, const std::vector<s
     d.pip_isa = read_isa(r, "pip_", CpuIsa{4, 0});
     d.pip_compute_efficiency = num("pip_compute_efficiency", 0.7, "fraction", "conv/GEMM share of SIMD peak, pip build", fraction);
     d.memory_gb_per_vcpu = num("memory_gb_per_vcpu", 0, "GB", "machine memory per vCPU when memory_gb is 0", non_negative);
-    d.default_build = r.text("default_build", std::string("pip"), "framework build when --build is not given", {"pip", "compiled"});
+    parse_cpu_build(r.text("default_build", std::string("pip"), "framework build when none is requested", {"pip", "compiled"}),
+                    d.default_build);
     d.serial_fraction = num("serial_fraction", 0.05, "fraction", "Amdahl serial share of a step",
                             [](double v) { return v >= 0 && v < 1 ? "" : "must be in [0, 1)"; });
     d.numa_efficiency = num("numa_efficiency", 0.2, "fraction", "worth of a second-socket core", fraction);

@@ -1,5 +1,5 @@
 // The analytical engine's device spec: one configs/devices/<name>.yaml parsed once (after
-// `--set` overrides) into an immutable struct. GPUs carry peak rates, memory and a few
+// KEY=VALUE overrides) into an immutable struct. GPUs carry peak rates, memory and a few
 // efficiency factors; CPUs carry vCPUs, SIMD width, FMA units, frequency and thread-scaling
 // losses. The `host` CPU is detected at run time (host_detect.hpp).
 #pragma once
@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/placement.hpp"
 #include "models/dtype.hpp"
 
 namespace xpusim::analytical {
@@ -21,10 +22,10 @@ struct CpuIsa {
   double flops_per_cycle() const { return fma_units > 0 ? 2.0 * simd_fp32_lanes * fma_units : 2.0 * simd_fp32_lanes; }
 };
 
-struct DeviceSpec {
-  std::string name, description, file, source;
+// name, file, default_system and device_class come from DeviceConfig (engine/placement.hpp).
+struct DeviceSpec : DeviceConfig {
+  std::string description, source;
   DeviceKind kind = DeviceKind::gpu;
-  std::string default_system;
   std::vector<std::string> precisions;  // training precisions this device supports
   std::vector<std::string> calibrate;   // fittable efficiency constants (numeric top-level keys)
   int64_t memory_bytes = 0;             // per device (GPU) or per machine (CPU)
@@ -56,7 +57,7 @@ struct DeviceSpec {
   int vcpus_per_socket = 0;
   int max_vcpus = 0;
   CpuIsa compiled_isa, pip_isa;
-  std::string default_build = "pip";
+  CpuBuild default_build = CpuBuild::pip;
   double serial_fraction = 0.05;        // Amdahl: share of a step that does not parallelise
   double numa_efficiency = 0.2;         // value of a core on the second socket relative to the first
   double pip_compute_efficiency = 0.7;  // the same for the generic (pip) build's simpler SSE kernels
@@ -68,8 +69,8 @@ struct DeviceSpec {
   bool supports(Precision p) const;
 };
 
-// Reads a device YAML (name under configs/devices/ or a path) with `--set` overrides applied
-// first. Errors are UserError with file:line: key, or naming --device / --set.
+// Reads a device YAML (name under configs/devices/ or a path) with KEY=VALUE overrides applied
+// first. Errors are UserError with file:line: key, or FieldError naming "device" / "set".
 DeviceSpec load_device_spec(const std::string& name_or_path, const std::vector<std::string>& overrides = {});
 
 }  // namespace xpusim::analytical

@@ -9,7 +9,6 @@
 #include "devices/analytical/memory.hpp"
 #include "devices/analytical/op_cost.hpp"
 #include "devices/analytical/rates.hpp"
-#include "models/zoo.hpp"
 #include "engine/platform_spec.hpp"
 
 namespace xpusim::analytical {
@@ -22,55 +21,43 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
-struct Placed {
-  DeviceSpec device;
-  SystemSpec system;
-  std::string build;  // CPUs only
-};
-
-// Validates device x system x count x build; every failure names its flag.
-Placed resolve(const Placement& p) {
-  Placed out{load_device_spec(p.device, p.overrides), {}, ""};
-  const DeviceSpec& d = out.device;
-  out.system = find_system(p.system.empty() ? d.default_system : p.system, "system");
-  const SystemSpec& s = out.system;
-  if (std::find(s.devices.begin(), s.devices.end(), d.name) == s.devices.end())
-    throw FieldError("system", "system '" + s.name + "' does not hold device '" + d.name + "' (it holds: " +
-                    join(s.devices) + ")");
-  if (d.kind == DeviceKind::gpu) {
-    if (p.count > s.max_devices)
-      throw FieldError("count", "system '" + s.name + "' holds at most " + std::to_string(s.max_devices) +
-                      " devices, got " + std::to_string(p.count));
-    if (!p.build.empty()) throw FieldError("build", "only CPU devices take a framework build (pip|compiled)");
-  } else {
-    const int most = std::min(d.max_vcpus, s.max_devices);
-    if (p.count > most)
-      throw FieldError("count", "device '" + d.name + "' on system '" + s.name + "' has at most " +
-                      std::to_string(most) + " vCPUs, got " + std::to_string(p.count));
-    out.build = p.build.empty() ? d.default_build : p.build;
-    if (out.build != "pip" && out.build != "compiled")
-      throw FieldError("build", "'" + p.build + "' is not pip or compiled");
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string AnalyticalEngine::description() const {
   return "analytical roofline model of GPUs and CPUs (configs/devices/, docs/analytical-model.md)";
 }
 
-int AnalyticalEngine::replicas(const Placement& p) const {
-  DeviceSpec d = load_device_spec(p.device, p.overrides);
-  return d.kind == DeviceKind::cpu ? 1 : p.count;
+std::shared_ptr<const DeviceConfig> AnalyticalEngine::load_device(const std::string& path,
+                                                                  const std::vector<std::string>& overrides) const {
+  return std::make_shared<const DeviceSpec>(load_device_spec(path, overrides));
+}
+
+// Device x system x count x build, beyond what predict() checks for every engine.
+void AnalyticalEngine::check_placement(ResolvedPlacement& p) const {
+  const DeviceSpec& d = p.device_as<DeviceSpec>();
+  const SystemSpec& s = *p.system;
+  if (d.kind == DeviceKind::gpu) {
+    if (p.count > s.max_devices)
+      throw FieldError("count", "system '" + s.name + "' holds at most " + std::to_string(s.max_devices) +
+                                    " devices, got " + std::to_string(p.count));
+    if (p.requested.build) throw FieldError("build", "only CPU devices take a framework build (pip|compiled)");
+    p.replicas = p.count;
+  } else {
+    const int most = std::min(d.max_vcpus, s.max_devices);
+    if (p.count > most)
+      throw FieldError("count", "device '" + d.name + "' on system '" + s.name + "' has at most " +
+                                    std::to_string(most) + " vCPUs, got " + std::to_string(p.count));
+    p.build = p.requested.build.value_or(d.default_build);
+    p.replicas = 1;  // the vCPUs of one machine are one worker
+  }
 }
 
 StepReport AnalyticalEngine::run_step(const StepRequest& req) {
   if (!req.graph) throw InternalError("analytical: StepRequest without a graph");
   const OpGraph& g = *req.graph;
-  Placed pl = resolve(req.placement);
-  const DeviceSpec& d = pl.device;
-  const SystemSpec& sys = pl.system;
+  const DeviceSpec& d = req.placement.device_as<DeviceSpec>();
+  const SystemSpec& sys = *req.placement.system;
+  const CpuBuild build = req.placement.build.value_or(d.default_build);
   if (!d.supports(g.precision))
     throw FieldError("precision", "device '" + d.name + "' does not support " + precision_name(g.precision) +
                     " (supports: " + join(d.precisions) + ")");
@@ -78,7 +65,7 @@ StepReport AnalyticalEngine::run_step(const StepRequest& req) {
   const bool gpu = d.kind == DeviceKind::gpu;
   const int replicas = gpu ? count : 1;
 
-  const Rates rates = make_rates(d, g.precision, pl.build, count);
+  const Rates rates = make_rates(d, g.precision, build, count);
   CollectiveLinks links;
   links.replicas = replicas;
   links.devices_per_host = sys.devices_per_host;
@@ -86,7 +73,7 @@ StepReport AnalyticalEngine::run_step(const StepRequest& req) {
   links.intra_latency_s = sys.intra_host.latency_us * 1e-6;
   links.inter_bytes_s = std::max(1e-3, sys.inter_host.bandwidth_gbps) * 1e9 * d.allreduce_efficiency;
   links.inter_latency_s = sys.inter_host.latency_us * 1e-6;
-  links.parameter_server = sys.collective == "parameter_server";
+  links.parameter_server = sys.collective == Collective::parameter_server;
 
   // Two in-order timelines: the compute stream runs ops in schedule order as soon as their
   // inputs are ready; the communication stream runs all-reduces as soon as their gradient is.
@@ -144,7 +131,8 @@ StepReport AnalyticalEngine::run_step(const StepRequest& req) {
   const double infeed_s = gpu ? static_cast<double>(input_bytes) / (sys.host.pcie_bandwidth_gbps * 1e9) : 0.0;
   double pipeline_s = 0;
   if (req.data == DataSource::real) {
-    const DatasetSpec ds = find_dataset(find_model(req.model.empty() ? g.model_name : req.model).dataset, "data");
+    if (!req.placement.dataset) throw InternalError("analytical: real data without a resolved dataset");
+    const DatasetSpec& ds = *req.placement.dataset;
     const double samples = static_cast<double>(g.batch) * (gpu ? std::min(count, sys.devices_per_host) : 1);
     const double cores = gpu ? sys.host.cpu_cores * sys.host.core_speed : cpu_effective_cores(d, count);
     pipeline_s = samples * ds.host_preprocess_ms * 1e-3 / cores;
@@ -165,32 +153,32 @@ StepReport AnalyticalEngine::run_step(const StepRequest& req) {
   rep.fits_in_memory = mem.fits();
 
   // Bottleneck: the largest share of the step, in a fixed order so ties are deterministic.
-  const std::vector<std::pair<std::string, double>> shares = {
-      {"compute", t_compute_bound},
-      {"memory", t_memory_bound},
-      {"overhead", t_overhead + step_overhead_s},
-      {"communication", comm_exposed_s},
-      {"infeed", gpu && infeed_s >= device_s ? infeed_s : 0.0},
-      {"input_pipeline", (gpu ? pipeline_s >= device_s : pipeline_s > 0) ? pipeline_s : 0.0},
+  const std::vector<std::pair<Resource, double>> shares = {
+      {Resource::compute, t_compute_bound},
+      {Resource::memory, t_memory_bound},
+      {Resource::overhead, t_overhead + step_overhead_s},
+      {Resource::communication, comm_exposed_s},
+      {Resource::infeed, gpu && infeed_s >= device_s ? infeed_s : 0.0},
+      {Resource::input_pipeline, (gpu ? pipeline_s >= device_s : pipeline_s > 0) ? pipeline_s : 0.0},
   };
-  rep.bottleneck = "compute";
+  rep.bottleneck = Resource::compute;
   double best = -1;
   for (const auto& [k, v] : shares)
     if (v > best) best = v, rep.bottleneck = k;
-  if (gpu && std::max(infeed_s, pipeline_s) >= device_s) rep.bottleneck = infeed_s > pipeline_s ? "infeed" : "input_pipeline";
+  if (gpu && std::max(infeed_s, pipeline_s) >= device_s) rep.bottleneck = infeed_s > pipeline_s ? Resource::infeed : Resource::input_pipeline;
 
   // Utilisation = fraction of the step each unit is busy (engine.hpp). Achieved FLOP/s against
   // the nominal peak goes to `extra` (it can exceed the busy share: Winograd skips multiplies).
-  rep.utilization["compute"] = std::min(1.0, compute_busy / step_s);
-  rep.utilization["memory"] = std::min(1.0, memory_busy / step_s);
+  rep.utilization[Resource::compute] = std::min(1.0, compute_busy / step_s);
+  rep.utilization[Resource::memory] = std::min(1.0, memory_busy / step_s);
   rep.extra["achieved_flops_per_s"] = flops / step_s;
-  rep.extra["peak_flops_per_s"] = peak_gemm_flops_s(d, g.precision, pl.build, count);
+  rep.extra["peak_flops_per_s"] = peak_gemm_flops_s(d, g.precision, build, count);
   rep.extra["bytes_per_step"] = bytes;
-  if (replicas > 1) rep.utilization["communication"] = std::min(1.0, comm_busy / step_s);
-  if (pipeline_s > 0) rep.utilization["input_pipeline"] = std::min(1.0, pipeline_s / step_s);
+  if (replicas > 1) rep.utilization[Resource::communication] = std::min(1.0, comm_busy / step_s);
+  if (pipeline_s > 0) rep.utilization[Resource::input_pipeline] = std::min(1.0, pipeline_s / step_s);
 
   rep.extra["kind"] = gpu ? "gpu" : "cpu";
-  if (!gpu) rep.extra["build"] = pl.build;
+  if (!gpu) rep.extra["build"] = cpu_build_name(build);
   rep.extra["time_compute_bound_s"] = t_compute_bound;
   rep.extra["time_memory_bound_s"] = t_memory_bound;
   rep.extra["time_overhead_s"] = t_overhead + step_overhead_s;

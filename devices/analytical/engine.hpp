@@ -14,8 +14,10 @@ class AnalyticalEngine final : public Engine {
   std::string name() const override { return "analytical"; }
   std::string description() const override;
   Availability availability() const override { return {true, true, ""}; }
+  std::shared_ptr<const DeviceConfig> load_device(const std::string& path,
+                                                  const std::vector<std::string>& overrides) const override;
   // GPUs are data-parallel replicas; the vCPUs of one CPU machine are not.
-  int replicas(const Placement& p) const override;
+  void check_placement(ResolvedPlacement& p) const override;
   StepReport run_step(const StepRequest& req) override;
 };
 

@@ -19,8 +19,8 @@ double cuda_core_peak_tflops(const DeviceSpec& d, Precision p) {
   // fp16 storage runs packed half2 math on CUDA cores (P100: 2x fp32); tf32 is fp32 off tensor cores.
   return (p == Precision::mixed_fp16) ? d.fp16_tflops : d.fp32_tflops;
 }
-const CpuIsa& isa_for(const DeviceSpec& d, const std::string& build) {
-  return build == "compiled" ? d.compiled_isa : d.pip_isa;
+const CpuIsa& isa_for(const DeviceSpec& d, CpuBuild build) {
+  return build == CpuBuild::compiled ? d.compiled_isa : d.pip_isa;
 }
 }  // namespace
 
@@ -35,7 +35,7 @@ double cpu_speedup(const DeviceSpec& d, int vcpus) {
   return 1.0 / (d.serial_fraction + (1.0 - d.serial_fraction) / n);
 }
 
-double peak_gemm_flops_s(const DeviceSpec& d, Precision p, const std::string& build, int vcpus) {
+double peak_gemm_flops_s(const DeviceSpec& d, Precision p, CpuBuild build, int vcpus) {
   if (d.kind == DeviceKind::gpu) {
     double t = tensor_peak_tflops(d, p);
     return 1e12 * (t > 0 ? t : cuda_core_peak_tflops(d, p));
@@ -44,7 +44,7 @@ double peak_gemm_flops_s(const DeviceSpec& d, Precision p, const std::string& bu
   return cores * d.frequency_ghz * 1e9 * isa_for(d, build).flops_per_cycle();
 }
 
-Rates make_rates(const DeviceSpec& d, Precision p, const std::string& build, int vcpus) {
+Rates make_rates(const DeviceSpec& d, Precision p, CpuBuild build, int vcpus) {
   Rates r;
   r.op_overhead_s = d.op_overhead_us * 1e-6;
   r.recurrent_step_s = d.recurrent_step_overhead_us * 1e-6;
@@ -67,7 +67,7 @@ Rates make_rates(const DeviceSpec& d, Precision p, const std::string& build, int
   const double core_flops = d.frequency_ghz * 1e9 * isa_for(d, build).flops_per_cycle();
   // Narrow SSE kernels keep their pipes busier than AVX2+FMA ones, which starve on operand
   // packing and cache bandwidth: separate efficiencies per build (docs/analytical-model.md).
-  r.gemm_flops_s = core_flops * speedup * (build == "pip" ? d.pip_compute_efficiency : d.compute_efficiency);
+  r.gemm_flops_s = core_flops * speedup * (build == CpuBuild::pip ? d.pip_compute_efficiency : d.compute_efficiency);
   // Elementwise loops vectorise with the same ISA but without FMA pairing.
   r.vector_flops_s = d.frequency_ghz * 1e9 * isa_for(d, build).simd_fp32_lanes * speedup;
   // A VM gets its vCPUs' share of a socket's DRAM channels; second-socket traffic is worth

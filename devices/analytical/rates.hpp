@@ -15,8 +15,8 @@ double cpu_effective_cores(const DeviceSpec& d, int vcpus);
 double cpu_speedup(const DeviceSpec& d, int vcpus);
 
 // Peak (not derated) conv/GEMM FLOP/s of the path a precision uses: for reports.
-double peak_gemm_flops_s(const DeviceSpec& d, Precision p, const std::string& build, int vcpus);
+double peak_gemm_flops_s(const DeviceSpec& d, Precision p, CpuBuild build, int vcpus);
 
-Rates make_rates(const DeviceSpec& d, Precision p, const std::string& build, int vcpus);
+Rates make_rates(const DeviceSpec& d, Precision p, CpuBuild build, int vcpus);
 
 }  // namespace xpusim::analytical

@@ -50,7 +50,8 @@ class CpuEngine final : public Engine {
            std::to_string(dnnl::version()->minor) + ", Eigen), ISA " + isa_name(dnnl::get_effective_cpu_isa());
   }
   Availability availability() const override { return {true, true, ""}; }
-  int replicas(const Placement&) const override { return 1; }  // one machine, one replica
+  bool real_backend() const override { return true; }
+  void check_placement(ResolvedPlacement& p) const override { p.replicas = 1; }  // one machine, one replica
 
   StepReport run_step(const StepRequest& req) override {
     const OpGraph& g = *req.graph;
@@ -95,7 +96,7 @@ class CpuEngine final : public Engine {
     r.memory_bytes = ex.buffer_bytes();
     r.memory_capacity_bytes = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
     r.fits_in_memory = r.memory_bytes <= r.memory_capacity_bytes;
-    r.bottleneck = "measured";
+    r.bottleneck = Resource::measured;
     double gemm_s = 0;
     for (OpKind k : all_op_kinds()) {
       double s = ex.seconds_by_kind()[static_cast<size_t>(k)];

@@ -53,6 +53,7 @@ class CudaEngine final : public Engine {
     return "NVIDIA GPUs via cuDNN, cuBLAS and NCCL (real training steps, timed with CUDA events)";
   }
 
+  bool real_backend() const override { return true; }
   Availability availability() const override {
     Availability a;
     a.compiled = true;
@@ -173,9 +174,11 @@ class CudaEngine final : public Engine {
     double top_s = -1;
     for (auto& [kind, t] : rep.per_op_s)
       if (t > top_s) top = kind, top_s = t;
-    // The op kind with the largest share of device time in the profiled step.
-    rep.bottleneck = top;
-    rep.utilization["gpu"] = std::min(1.0, busy / std::max(1e-12, rep.step_time_s));
+    // A measured run names no modelled unit; the op kind with the largest share of device
+    // time in the profiled step says where the time went.
+    rep.bottleneck = Resource::measured;
+    rep.extra["top_op_kind"] = top;
+    rep.utilization[Resource::gpu] = std::min(1.0, busy / std::max(1e-12, rep.step_time_s));
     int rt = 0, drv = 0;
     cudaRuntimeGetVersion(&rt);
     cudaDriverGetVersion(&drv);

@@ -15,8 +15,35 @@ namespace xpusim::zoo {
 
 namespace {
 
+// The layer types, parsed once from `type:`; both dispatches below are switches, so a new
+// type fails to compile (-Werror=switch) until it is parsed and built.
+enum class LayerType {
+  conv2d,
+  batch_norm,
+  relu,
+  sigmoid,
+  tanh,
+  max_pool,
+  avg_pool,
+  global_avg_pool,
+  flatten,
+  dropout,
+  dense,
+  embedding,
+  lstm
+};
+constexpr std::pair<LayerType, const char*> kLayerTypes[] = {
+    {LayerType::conv2d, "conv2d"},     {LayerType::batch_norm, "batch_norm"},
+    {LayerType::relu, "relu"},         {LayerType::sigmoid, "sigmoid"},
+    {LayerType::tanh, "tanh"},         {LayerType::max_pool, "max_pool"},
+    {LayerType::avg_pool, "avg_pool"}, {LayerType::global_avg_pool, "global_avg_pool"},
+    {LayerType::flatten, "flatten"},   {LayerType::dropout, "dropout"},
+    {LayerType::dense, "dense"},       {LayerType::embedding, "embedding"},
+    {LayerType::lstm, "lstm"},
+};
+
 struct Layer {
-  std::string type;
+  LayerType type = LayerType::dense;
   long long filters = 0, kernel = 1, stride = 1, size = 2;
   std::string padding = "valid";
   long long pad = 0;
@@ -32,45 +59,65 @@ Layer parse_layer(const YAML::Node& node, const std::string& file, size_t index)
   SpecReader r(node, file, "params.layers[" + std::to_string(index) + "]");
   auto positive = [](long long v) { return v > 0 ? "" : "must be > 0"; };
   Layer l;
-  l.type = r.text("type", std::nullopt, "layer type",
-                  {"conv2d", "batch_norm", "relu", "sigmoid", "tanh", "max_pool", "avg_pool", "global_avg_pool",
-                   "flatten", "dropout", "dense", "embedding", "lstm"});
-  l.name = r.text("name", l.type + std::to_string(index), "op name prefix");
+  std::vector<std::string> names;
+  for (const auto& [t, n] : kLayerTypes) names.push_back(n);
+  const std::string type = r.text("type", std::nullopt, "layer type", names);
+  for (const auto& [t, n] : kLayerTypes)
+    if (type == n) l.type = t;
+  l.name = r.text("name", type + std::to_string(index), "op name prefix");
   const std::vector<std::string> acts{"linear", "relu", "sigmoid", "tanh", "softmax"};
-  if (l.type == "conv2d") {
-    l.filters = r.integer("filters", std::nullopt, "channels", "output channels", positive);
-    l.kernel = r.integer("kernel", 3, "px", "square kernel size", positive);
-    l.stride = r.integer("stride", 1, "px", "stride", positive);
-    std::string pad = r.text("padding", std::string("valid"), "same, valid, or a pixel count");
-    if (pad == "same") l.pad = l.kernel / 2;
-    else if (pad == "valid") l.pad = 0;
-    else {
-      try {
-        l.pad = std::stoll(pad);
-      } catch (...) {
-        r.fail("padding", "expected same, valid or a number");
+  switch (l.type) {
+    case LayerType::conv2d: {
+      l.filters = r.integer("filters", std::nullopt, "channels", "output channels", positive);
+      l.kernel = r.integer("kernel", 3, "px", "square kernel size", positive);
+      l.stride = r.integer("stride", 1, "px", "stride", positive);
+      std::string pad = r.text("padding", std::string("valid"), "same, valid, or a pixel count");
+      if (pad == "same")
+        l.pad = l.kernel / 2;
+      else if (pad == "valid")
+        l.pad = 0;
+      else {
+        try {
+          l.pad = std::stoll(pad);
+        } catch (...) {
+          r.fail("padding", "expected same, valid or a number");
+        }
       }
+      l.bias = r.flag("bias", true, "add a bias");
+      l.activation = r.text("activation", std::string("linear"), "activation after the layer", acts);
+      break;
     }
-    l.bias = r.flag("bias", true, "add a bias");
-    l.activation = r.text("activation", std::string("linear"), "activation after the layer", acts);
-  } else if (l.type == "max_pool" || l.type == "avg_pool") {
-    l.size = r.integer("size", 2, "px", "window", positive);
-    l.stride = r.integer("stride", l.size, "px", "stride (default: size)", positive);
-    l.pad = r.integer("padding", 0, "px", "padding");
-  } else if (l.type == "dropout") {
-    l.rate = r.number("rate", std::nullopt, "fraction", "drop probability",
-                      [](double v) { return v >= 0 && v < 1 ? "" : "must be in [0, 1)"; });
-  } else if (l.type == "dense") {
-    l.units = r.integer("units", std::nullopt, "units", "output features", positive);
-    l.bias = r.flag("bias", true, "add a bias");
-    l.activation = r.text("activation", std::string("linear"), "activation after the layer", acts);
-  } else if (l.type == "embedding") {
-    l.vocab = r.integer("vocab", std::nullopt, "tokens", "vocabulary size", positive);
-    l.dim = r.integer("dim", std::nullopt, "features", "embedding width", positive);
-  } else if (l.type == "lstm") {
-    l.units = r.integer("units", std::nullopt, "units", "hidden size", positive);
-    l.return_sequences = r.flag("return_sequences", false, "output every timestep");
-    l.bidirectional = r.flag("bidirectional", false, "a forward and a backward LSTM, concatenated");
+    case LayerType::max_pool:
+    case LayerType::avg_pool:
+      l.size = r.integer("size", 2, "px", "window", positive);
+      l.stride = r.integer("stride", l.size, "px", "stride (default: size)", positive);
+      l.pad = r.integer("padding", 0, "px", "padding");
+      break;
+    case LayerType::dropout:
+      l.rate = r.number("rate", std::nullopt, "fraction", "drop probability",
+                        [](double v) { return v >= 0 && v < 1 ? "" : "must be in [0, 1)"; });
+      break;
+    case LayerType::dense:
+      l.units = r.integer("units", std::nullopt, "units", "output features", positive);
+      l.bias = r.flag("bias", true, "add a bias");
+      l.activation = r.text("activation", std::string("linear"), "activation after the layer", acts);
+      break;
+    case LayerType::embedding:
+      l.vocab = r.integer("vocab", std::nullopt, "tokens", "vocabulary size", positive);
+      l.dim = r.integer("dim", std::nullopt, "features", "embedding width", positive);
+      break;
+    case LayerType::lstm:
+      l.units = r.integer("units", std::nullopt, "units", "hidden size", positive);
+      l.return_sequences = r.flag("return_sequences", false, "output every timestep");
+      l.bidirectional = r.flag("bidirectional", false, "a forward and a backward LSTM, concatenated");
+      break;
+    case LayerType::batch_norm:
+    case LayerType::relu:
+    case LayerType::sigmoid:
+    case LayerType::tanh:
+    case LayerType::global_avg_pool:
+    case LayerType::flatten:
+      break;  // no keys beyond type and name
   }
   r.finish();
   return l;
@@ -96,7 +143,7 @@ ModelBuildFn parse_sequential(SpecReader& r) {
                       "].activation: softmax is only allowed on the last layer (it is the loss)");
   return [parsed](ModelBuilder& b, const ModelSpec& s) {
     int x, labels;
-    if (s.task == "image") {
+    if (s.task == ModelTask::image) {
       Inputs in = image_inputs(b, s);
       x = in.x;
       labels = in.labels;
@@ -108,41 +155,55 @@ ModelBuildFn parse_sequential(SpecReader& r) {
       const Layer& l = parsed[i];
       const bool last = i + 1 == parsed.size();
       const std::string& n = l.name;
-      if (l.type == "conv2d") {
-        x = b.conv(x, static_cast<int>(l.filters), static_cast<int>(l.kernel), static_cast<int>(l.stride),
-                   static_cast<int>(l.pad), l.bias, n);
-        x = apply_activation(b, x, l.activation, n, last);
-      } else if (l.type == "batch_norm") {
-        x = b.batch_norm(x, n);
-      } else if (l.type == "relu") {
-        x = b.relu(x, n);
-      } else if (l.type == "sigmoid") {
-        x = b.activation(x, ActivationFn::sigmoid, n);
-      } else if (l.type == "tanh") {
-        x = b.activation(x, ActivationFn::tanh, n);
-      } else if (l.type == "max_pool") {
-        x = b.max_pool(x, static_cast<int>(l.size), static_cast<int>(l.stride), static_cast<int>(l.pad), n);
-      } else if (l.type == "avg_pool") {
-        x = b.avg_pool(x, static_cast<int>(l.size), static_cast<int>(l.stride), static_cast<int>(l.pad), n);
-      } else if (l.type == "global_avg_pool") {
-        x = b.global_avg_pool(x, n);
-      } else if (l.type == "flatten") {
-        x = b.flatten(x, n);
-      } else if (l.type == "dropout") {
-        x = b.dropout(x, l.rate, n);
-      } else if (l.type == "dense") {
-        x = b.dense(x, l.units, l.bias, n);
-        x = apply_activation(b, x, l.activation, n, last);
-      } else if (l.type == "embedding") {
-        x = b.embedding(x, l.vocab, l.dim, n);
-      } else if (l.type == "lstm") {
-        if (l.bidirectional) {
-          int f = b.lstm(x, l.units, l.return_sequences, false, n + ".forward");
-          int r2 = b.lstm(x, l.units, l.return_sequences, true, n + ".backward");
-          x = b.concat({f, r2}, -1, n);
-        } else {
-          x = b.lstm(x, l.units, l.return_sequences, false, n);
-        }
+      switch (l.type) {
+        case LayerType::conv2d:
+          x = b.conv(x, static_cast<int>(l.filters), static_cast<int>(l.kernel), static_cast<int>(l.stride),
+                     static_cast<int>(l.pad), l.bias, n);
+          x = apply_activation(b, x, l.activation, n, last);
+          break;
+        case LayerType::batch_norm:
+          x = b.batch_norm(x, n);
+          break;
+        case LayerType::relu:
+          x = b.relu(x, n);
+          break;
+        case LayerType::sigmoid:
+          x = b.activation(x, ActivationFn::sigmoid, n);
+          break;
+        case LayerType::tanh:
+          x = b.activation(x, ActivationFn::tanh, n);
+          break;
+        case LayerType::max_pool:
+          x = b.max_pool(x, static_cast<int>(l.size), static_cast<int>(l.stride), static_cast<int>(l.pad), n);
+          break;
+        case LayerType::avg_pool:
+          x = b.avg_pool(x, static_cast<int>(l.size), static_cast<int>(l.stride), static_cast<int>(l.pad), n);
+          break;
+        case LayerType::global_avg_pool:
+          x = b.global_avg_pool(x, n);
+          break;
+        case LayerType::flatten:
+          x = b.flatten(x, n);
+          break;
+        case LayerType::dropout:
+          x = b.dropout(x, l.rate, n);
+          break;
+        case LayerType::dense:
+          x = b.dense(x, l.units, l.bias, n);
+          x = apply_activation(b, x, l.activation, n, last);
+          break;
+        case LayerType::embedding:
+          x = b.embedding(x, l.vocab, l.dim, n);
+          break;
+        case LayerType::lstm:
+          if (l.bidirectional) {
+            int f = b.lstm(x, l.units, l.return_sequences, false, n + ".forward");
+            int r2 = b.lstm(x, l.units, l.return_sequences, true, n + ".backward");
+            x = b.concat({f, r2}, -1, n);
+          } else {
+            x = b.lstm(x, l.units, l.return_sequences, false, n);
+          }
+          break;
       }
     }
     if (b.shape(x).back() != s.classes)

@@ -6,7 +6,6 @@
 
 #include "common/error.hpp"
 #include "models/work.hpp"
-#include "models/zoo.hpp"
 #include "engine/op_visitor.hpp"
 #include "engine/platform_spec.hpp"
 #include "sim/tpu/core_model.hpp"
@@ -26,17 +25,25 @@ class TpuEngine final : public Engine {
   }
   Availability availability() const override { return {true, true, ""}; }
 
+  std::shared_ptr<const DeviceConfig> load_device(const std::string& path,
+                                                  const std::vector<std::string>& overrides) const override {
+    return std::make_shared<const TpuSpec>(load_tpu_spec(path, overrides));
+  }
+
+  void check_placement(ResolvedPlacement& p) const override {
+    if (p.count > p.system->max_devices)
+      throw FieldError("count", p.system->name + " has at most " + std::to_string(p.system->max_devices) +
+                                    " TensorCores, got " + std::to_string(p.count));
+    if (p.requested.build) throw FieldError("build", "only CPU devices take a framework build (pip|compiled)");
+    p.replicas = p.count;  // every TensorCore is a data-parallel replica
+  }
+
   StepReport run_step(const StepRequest& req) override {
     if (!req.graph) throw InternalError("tpu_systemc: no graph");
     const OpGraph& g = *req.graph;
-    TpuSpec spec = load_tpu_spec(resolve_config("devices", req.placement.device), req.placement.overrides);
-    SystemSpec sys = find_system(req.placement.system.empty() ? spec.default_system : req.placement.system);
+    const TpuSpec& spec = req.placement.device_as<TpuSpec>();
+    const SystemSpec& sys = *req.placement.system;
     const int count = req.placement.count;
-    if (std::find(sys.devices.begin(), sys.devices.end(), spec.name) == sys.devices.end())
-      throw FieldError("system", "" + sys.name + " does not hold device " + spec.name);
-    if (count > sys.max_devices)
-      throw FieldError("count", "" + sys.name + " has at most " + std::to_string(sys.max_devices) +
-                      " TensorCores, got " + std::to_string(count));
 
     StepReport rep;
     rep.engine = name();
@@ -54,7 +61,7 @@ class TpuEngine final : public Engine {
     rep.extra["memory_bytes_per_core"] = rep.memory_bytes;
     if (!rep.fits_in_memory) {
       // Not simulated: the program could not be placed in HBM.
-      rep.bottleneck = "memory";
+      rep.bottleneck = Resource::memory;
       rep.extra["memory_needed_bytes"] = rep.memory_bytes;
       return rep;
     }
@@ -75,7 +82,8 @@ class TpuEngine final : public Engine {
     c.replicas = count;
     c.real_data = lo.real_data;
     if (c.real_data) {
-      DatasetSpec ds = find_dataset(find_model(req.model).dataset);
+      if (!req.placement.dataset) throw InternalError("tpu_systemc: real data without a resolved dataset");
+      const DatasetSpec& ds = *req.placement.dataset;
       // The host prepares the global batch on all its cores; each core receives its share.
       double host_core_s = static_cast<double>(rep.global_batch) * ds.host_preprocess_ms * 1e-3;
       c.host_batch_s = host_core_s / (sys.host.cpu_cores * sys.host.core_speed);
@@ -92,18 +100,18 @@ class TpuEngine final : public Engine {
     rep.throughput_samples_per_s = r.step_time_s > 0 ? rep.global_batch / r.step_time_s : 0;
     const double T = r.step_time_s > 0 ? r.step_time_s : 1;
     auto busy = [&](Unit u) { return r.busy_s[static_cast<int>(u)]; };
-    rep.utilization["mxu"] = busy(Unit::mxu) / T;
-    rep.utilization["vector"] = busy(Unit::vector) / T;
-    rep.utilization["hbm"] = prog.hbm_bytes / c.hbm_bytes_per_s / T;
-    rep.utilization["ici"] = busy(Unit::ici) / T;
-    rep.utilization["infeed"] = std::min(1.0, r.host_busy_s / T);
+    rep.utilization[Resource::mxu] = busy(Unit::mxu) / T;
+    rep.utilization[Resource::vector] = busy(Unit::vector) / T;
+    rep.utilization[Resource::hbm] = prog.hbm_bytes / c.hbm_bytes_per_s / T;
+    rep.utilization[Resource::ici] = busy(Unit::ici) / T;
+    rep.utilization[Resource::infeed] = std::min(1.0, r.host_busy_s / T);
     // The bottleneck: infeed when the measured step waited for its batch (the host bounds
     // the step); otherwise the busiest device unit, ties to the first in this order.
-    const char* order[] = {"mxu", "hbm", "vector", "ici"};
-    std::string best = order[0];
-    for (const char* u : order)
+    const Resource order[] = {Resource::mxu, Resource::hbm, Resource::vector, Resource::ici};
+    Resource best = order[0];
+    for (Resource u : order)
       if (rep.utilization[u] > rep.utilization[best] + 1e-12) best = u;
-    if (r.infeed_stall_s > 1e-3 * r.step_time_s) best = "infeed";
+    if (r.infeed_stall_s > 1e-3 * r.step_time_s) best = Resource::infeed;
     rep.bottleneck = best;
 
     // Per op kind: the busy time of each fused op's busiest unit.

@@ -1,19 +1,18 @@
 // TpuSpec: one TPU device YAML (configs/devices/tpu_v2.yaml, tpu_v3.yaml) parsed once by
-// SpecReader into an immutable struct, after `--set KEY=VALUE` overrides were applied, so an
+// SpecReader into an immutable struct, after KEY=VALUE overrides (the CLI's --set) were applied, so an
 // override is validated exactly like the file. Every field the SystemC model reads lives here.
 #pragma once
 #include <string>
 #include <vector>
 
 #include "common/spec_reader.hpp"
+#include "engine/placement.hpp"
 
 namespace xpusim::tpu {
 
-struct TpuSpec {
-  std::string name;
+// name, file and default_system come from DeviceConfig (engine/placement.hpp).
+struct TpuSpec : DeviceConfig {
   std::string description;
-  std::string file;
-  std::string default_system;
   // Per TensorCore.
   double clock_mhz = 700;
   int mxu_count = 1;             // systolic matrix units per core

@@ -43,7 +43,7 @@ TEST_CASE("ResNet-50 on a v2-8 at 128 per core reaches the published throughput"
   StepReport real = predict(v2_8("resnet50", 128, DataSource::real));
   CHECK(real.throughput_samples_per_s == Approx(2796).epsilon(0.10));
   CHECK(real.throughput_samples_per_s <= syn.throughput_samples_per_s);
-  for (const char* u : {"mxu", "vector", "hbm", "ici", "infeed"}) {
+  for (Resource u : {Resource::mxu, Resource::vector, Resource::hbm, Resource::ici, Resource::infeed}) {
     REQUIRE(syn.utilization.count(u));
     CHECK(syn.utilization.at(u) >= 0.0);
     CHECK(syn.utilization.at(u) <= 1.0 + 1e-9);
@@ -53,12 +53,12 @@ TEST_CASE("ResNet-50 on a v2-8 at 128 per core reaches the published throughput"
 TEST_CASE("a slow host makes the step infeed-bound", "[tpu][engine]") {
   StepReport cloud = predict(v2_8("resnet50", 128, DataSource::real));
   StepReport colab = predict(v2_8("resnet50", 128, DataSource::real, "colab_tpu_v2-8"));
-  CHECK(colab.bottleneck == "infeed");
+  CHECK(colab.bottleneck == Resource::infeed);
   CHECK(colab.throughput_samples_per_s < 0.5 * cloud.throughput_samples_per_s);
   CHECK(colab.extra.at("infeed_stall_s").get<double>() > 0);
   // Synthetic data needs no host: the same board is not infeed-bound.
   StepReport colab_syn = predict(v2_8("resnet50", 128, DataSource::synthetic, "colab_tpu_v2-8"));
-  CHECK(colab_syn.bottleneck != "infeed");
+  CHECK(colab_syn.bottleneck != Resource::infeed);
 }
 
 TEST_CASE("a batch that does not fit HBM reports fits_in_memory false", "[tpu][engine]") {
@@ -167,7 +167,7 @@ TEST_CASE("the ICI all-reduce is simulated and can bound the step", "[tpu][engin
   PredictRequest slow = v2_8("resnet50_cifar10", 64, DataSource::synthetic);
   slow.placement.overrides = {"ici_link_bandwidth_gbps=0.05"};
   StepReport rs = predict(slow);
-  CHECK(rs.bottleneck == "ici");
+  CHECK(rs.bottleneck == Resource::ici);
   CHECK(rs.throughput_samples_per_s < 8 * r1.throughput_samples_per_s * 0.5);
 }
 

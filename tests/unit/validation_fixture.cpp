@@ -39,11 +39,11 @@ FakeDevice read_fake_device(const Placement& p) {
 }  // namespace
 
 StepReport fake_run_step(const StepRequest& req) {
-  FakeDevice d = read_fake_device(req.placement);
+  FakeDevice d = read_fake_device(req.placement.requested);
   GraphTotals t = graph_totals(*req.graph);
   StepReport r;
   r.engine = "fake";
-  r.device = req.placement.device;
+  r.device = req.placement.requested.device;
   r.count = req.placement.count;
   r.batch_per_device = req.graph->batch;
   r.global_batch = req.graph->batch * req.placement.count;
@@ -52,7 +52,7 @@ StepReport fake_run_step(const StepRequest& req) {
   r.memory_bytes = t.peak_bytes;
   r.memory_capacity_bytes = static_cast<int64_t>(d.memory_gib * 1073741824.0);
   r.fits_in_memory = r.memory_bytes <= r.memory_capacity_bytes;
-  if (d.compile_time_s > 0) r.extra["compile_time_s"] = d.compile_time_s;
+  r.compile_time_s = d.compile_time_s;
   return r;
 }
 
@@ -81,7 +81,9 @@ StepReport fake_predict(const PredictRequest& q) {
   StepRequest s;
   s.graph = &g;
   s.model = spec.name;
-  s.placement = q.placement;
+  s.placement.requested = q.placement;
+  s.placement.count = q.placement.count;
+  s.placement.replicas = q.placement.count;
   s.data = q.data;
   StepReport r = fake_run_step(s);
   r.model = spec.name;

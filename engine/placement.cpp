@@ -1,0 +1,14 @@
+#include "engine/placement.hpp"
+
+namespace xpusim {
+
+bool parse_cpu_build(const std::string& s, CpuBuild& out) {
+  if (s == "pip") out = CpuBuild::pip;
+  else if (s == "compiled") out = CpuBuild::compiled;
+  else return false;
+  return true;
+}
+
+const char* cpu_build_name(CpuBuild b) { return b == CpuBuild::compiled ? "compiled" : "pip"; }
+
+}  // namespace xpusim

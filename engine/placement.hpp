@@ -1,0 +1,69 @@
+// Where a step runs, in two forms: the Placement a caller asks for (names, as typed on the
+// command line or in a CSV row or study), and the ResolvedPlacement that predict() builds
+// from it once per request — device spec parsed by its engine, system spec, CPU build,
+// replica count and dataset — so that no engine re-reads a YAML file. Engines only read the
+// resolved form.
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/platform_spec.hpp"
+
+namespace xpusim {
+
+// The framework build of a CPU device: pip wheels target SSE only; compiled builds use
+// AVX2/AVX-512 and FMA (docs/analytical-model.md).
+enum class CpuBuild { pip, compiled };
+bool parse_cpu_build(const std::string& s, CpuBuild& out);
+const char* cpu_build_name(CpuBuild b);
+
+// What a device is to the layers above the engines: accelerators are data-parallel replicas,
+// the vCPUs of one CPU machine are one worker (and take a framework build).
+enum class DeviceClass { accelerator, cpu };
+
+struct Placement {
+  std::string device;                    // a name under configs/devices/, a YAML path, or a real backend (cpu, cuda)
+  int count = 1;                         // GPUs, TPU cores or vCPUs (the CSV's num_devices)
+  std::string system;                    // configs/systems/ name; empty = the device's default
+  std::optional<CpuBuild> build;         // CPUs only; empty = the device's default
+  std::vector<std::string> overrides;    // KEY=VALUE on the device YAML (the CLI's --set)
+};
+
+// A device YAML parsed by the engine it names. Each engine derives its own spec from this
+// base; the layers above see only these fields.
+struct DeviceConfig {
+  virtual ~DeviceConfig() = default;
+  std::string name;
+  std::string file;
+  std::string default_system;            // empty for real backends
+  DeviceClass device_class = DeviceClass::accelerator;
+};
+
+struct ResolvedPlacement {
+  Placement requested;                          // as asked, for reports and cache keys
+  std::shared_ptr<const DeviceConfig> device;   // null for real backends (cpu, cuda)
+  std::shared_ptr<const SystemSpec> system;     // null for real backends
+  int count = 1;
+  int replicas = 1;                             // data-parallel replicas the graph is lowered for
+  std::optional<CpuBuild> build;                // set for CPU devices
+  std::shared_ptr<const DatasetSpec> dataset;   // the model's dataset; null when not needed
+
+  // The engine's own spec type; InternalError when the placement was resolved by another engine.
+  template <class Spec>
+  const Spec& device_as() const;
+};
+
+}  // namespace xpusim
+
+#include "common/error.hpp"
+
+namespace xpusim {
+template <class Spec>
+const Spec& ResolvedPlacement::device_as() const {
+  const Spec* s = dynamic_cast<const Spec*>(device.get());
+  if (!s) throw InternalError("placement: device spec of '" + requested.device + "' belongs to another engine");
+  return *s;
+}
+}  // namespace xpusim
