@@ -15,7 +15,7 @@ class UserError : public std::runtime_error {
 
 // A UserError about one named input of a request ("batch", "device", "count", "set", ...),
 // not tied to a file line. Library code names the field; cli/ turns the name into its flag
-// ("--batch: must be > 0") and a study turns it into its YAML key, so no command-line word
+// (batch -> the --batch flag) and a study turns it into its YAML key, so no command-line word
 // lives below cli/.
 class FieldError : public UserError {
  public:

@@ -13,8 +13,10 @@ git add -A
 bash "$here/check_includes.sh" "$tmp" >/dev/null || { echo "self_test: clean tree rejected"; exit 1; }
 echo '#include "models/m.hpp"' >> common/a.hpp
 echo '#include "sim/tpu/t.hpp"' >> devices/cpu/c.cpp
+echo 'const char* f = "--batch";' >> models/m.hpp
 git add -A
 out=$(bash "$here/check_includes.sh" "$tmp" || true)
 grep -q 'common may not include models' <<<"$out" || { echo "self_test: upward include not caught: $out"; exit 1; }
 grep -q 'devices/cpu may not include sim/tpu' <<<"$out" || { echo "self_test: sibling include not caught: $out"; exit 1; }
+grep -q 'models/m.hpp:.*literal below cli' <<<"$out" || { echo "self_test: flag literal not caught: $out"; exit 1; }
 echo "self_test: violations caught"
