@@ -14,7 +14,7 @@ namespace xpusim::cli {
 
 namespace {
 struct CalibrateArgs {
-  std::string reference, device, leave_one_out, out, format;
+  std::string reference, device, framework, leave_one_out, out, format;
   std::vector<std::string> overrides;
   int max_evaluations = 300;
 };
@@ -24,7 +24,9 @@ void register_calibrate(CLI::App& app) {
   auto a = std::make_shared<CalibrateArgs>();
   auto* cmd = app.add_subcommand("calibrate", "fit a device's efficiency constants to reference rows (least squares on log error)");
   cmd->add_option("--reference", a->reference, "reference CSV")->required();
-  cmd->add_option("--device", a->device, "device whose `calibrate:` constants are fitted")->required();
+  cmd->add_option("--device", a->device, "device whose `calibrate:` constants are fitted");
+  cmd->add_option("--framework", a->framework,
+                  "instead: a framework profile (configs/frameworks/) whose `calibrate:` constants are fitted on its rows");
   cmd->add_option("--leave-one-out", a->leave_one_out, "model: refit without each model and report its error");
   cmd->add_option("--out", a->out, "write the fitted values as a YAML overlay (xpusim validate --calibration)");
   cmd->add_option("--set", a->overrides, "override a device YAML field before fitting, KEY=VALUE (repeatable)");
@@ -36,12 +38,17 @@ void register_calibrate(CLI::App& app) {
     if (!a->leave_one_out.empty() && a->leave_one_out != "model")
       throw UserError("--leave-one-out: '" + a->leave_one_out + "' is not supported (model)");
     if (a->max_evaluations < 1) throw UserError("--max-evaluations: must be >= 1");
-    std::vector<ReferenceRow> rows = fit_rows(read_reference_csv(a->reference), a->device);
+    if (a->device.empty() == a->framework.empty()) throw UserError("--device or --framework: give exactly one");
+    std::vector<ReferenceRow> all = read_reference_csv(a->reference);
+    std::vector<ReferenceRow> rows = a->framework.empty() ? fit_rows(all, a->device) : framework_fit_rows(all, a->framework);
     if (rows.empty())
-      throw UserError("--device: no row of '" + a->device + "' in " + a->reference +
-                      " has a fit metric (train_throughput, epoch_seconds_median_after_first, first_epoch_seconds)");
+      throw UserError((a->framework.empty() ? "--device: no row of '" + a->device : "--framework: no row of '" + a->framework) +
+                      "' in " + a->reference +
+                      " has a fit metric (train_throughput, epoch_seconds_median_after_first, first_epoch_seconds, "
+                      "time_relative_to_k80)");
     CalibrateOptions o;
-    o.device = a->device;
+    o.device = a->framework.empty() ? a->device : "framework " + a->framework;
+    o.framework = a->framework;
     o.base_overrides = a->overrides;
     o.max_evaluations = a->max_evaluations;
     o.progress = true;

@@ -22,6 +22,8 @@ void register_predict(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--system", r->placement.system, "system (configs/systems/); default: the device's");
   cmd->add_option("--build", *build, "CPU devices: framework build, pip (no AVX2/FMA) or compiled");
+  cmd->add_option("--framework", r->placement.framework,
+                  "framework profile (configs/frameworks/) or a name it lists; default: the calibration stack");
   cmd->add_option("--model", r->model, "zoo model or model YAML path")->required();
   cmd->add_option("--batch", r->batch_per_device,
                   "batch per device (per GPU, per TPU core, per CPU machine), as the reference CSV's batch_per_device")

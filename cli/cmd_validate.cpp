@@ -19,7 +19,7 @@ namespace xpusim::cli {
 
 namespace {
 struct ValidateArgs {
-  std::string reference;
+  std::string reference, framework;
   std::string format;
   std::string report;
   std::string measure;
@@ -43,6 +43,8 @@ void register_validate(CLI::App& app) {
   cmd->add_option("--report", a->report, "write DIR/index.html (SVG plots) and DIR/validation.json");
   cmd->add_option("--calibration", a->calibrations,
                   "apply a calibration overlay written by `xpusim calibrate` to its device (repeatable)");
+  cmd->add_option("--framework", a->framework,
+                  "predict every row under this framework profile (default: the profile the row's framework column names)");
   cmd->add_option("--baseline-device", a->baseline, "device of the *_relative_to_k80 baselines")->capture_default_str();
   cmd->add_option("--measure", a->measure,
                   "cpu|cuda: run small zoo models on this machine's backend, keep the rows, compare with the prediction");
@@ -66,6 +68,7 @@ void register_validate(CLI::App& app) {
     vo.progress = true;
     vo.cost = costmodel_hooks();  // prices and accuracy curves from configs/pricing, configs/convergence
     vo.baseline_device = a->baseline;
+    vo.framework = a->framework;
     for (const auto& path : a->calibrations) {
       CalibrationOverlay ov = load_calibration_overlay(path);
       auto& list = vo.overrides[ov.device];

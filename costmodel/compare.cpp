@@ -141,6 +141,7 @@ CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress
             if (parse_cpu_build(o.build, b)) req.placement.build = b;
           }
           req.placement.overrides = o.overrides;
+          req.placement.framework = o.framework;
           if (o.source == ThroughputSource::measured) {
             req.engine = "cpu";
             req.steps = 5;

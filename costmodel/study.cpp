@@ -140,6 +140,7 @@ struct OptionReader {
         r.fail("system", "system '" + o.system + "' holds " + join(s.devices) + ", not " + o.device);
     }
     o.build = r.text("build", std::string(), "CPU devices: pip or compiled");
+    o.framework = r.text("framework", std::string(), "framework profile (configs/frameworks/) or a name it lists");
     o.precision = r.text("precision", std::string("fp32"), precision_choices());
     Precision p;
     if (!parse_precision(o.precision, p)) r.fail("precision", "unknown precision '" + o.precision + "' (" + precision_choices() + ")");

@@ -32,6 +32,7 @@ struct StudyOption {
   int count = 1;
   std::string system;
   std::string build;                      // CPUs: pip | compiled
+  std::string framework;                  // framework profile (configs/frameworks/); empty = neutral
   std::string precision = "fp32";
   int64_t batch_per_device = 0;           // 0 = the target's
   std::string data = "real";              // synthetic | real

@@ -57,6 +57,7 @@ nlohmann::json StepReport::to_json() const {
   j["fits_in_memory"] = fits_in_memory;
   // Only engines that model a compile report it, so reports of the others keep their shape.
   if (compile_time_s > 0) j["compile_time_s"] = compile_time_s;
+  if (!framework.empty()) j["framework"] = framework;
   j["bottleneck"] = resource_name(bottleneck);
   nlohmann::json u = nlohmann::json::object();
   for (const auto& [unit, v] : utilization) u[resource_name(unit)] = v;

@@ -48,6 +48,7 @@ struct StepReport {
   std::string engine;
   std::string device;
   std::string system;
+  std::string framework;                 // the profile, empty for the neutral default
   std::string model;
   std::string precision;
   std::string data;

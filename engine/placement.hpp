@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/framework_spec.hpp"
 #include "engine/platform_spec.hpp"
 
 namespace xpusim {
@@ -28,7 +29,9 @@ struct Placement {
   int count = 1;                         // GPUs, TPU cores or vCPUs (the CSV's num_devices)
   std::string system;                    // configs/systems/ name; empty = the device's default
   std::optional<CpuBuild> build;         // CPUs only; empty = the device's default
-  std::vector<std::string> overrides;    // KEY=VALUE on the device YAML (the CLI's --set)
+  std::vector<std::string> overrides;    // KEY=VALUE on the device YAML (the CLI's --set);
+                                         // framework.KEY=VALUE on the framework profile
+  std::string framework;                 // a profile (configs/frameworks/) or a name one lists; empty = neutral
 };
 
 // A device YAML parsed by the engine it names. Each engine derives its own spec from this
@@ -49,6 +52,7 @@ struct ResolvedPlacement {
   int replicas = 1;                             // data-parallel replicas the graph is lowered for
   std::optional<CpuBuild> build;                // set for CPU devices
   std::shared_ptr<const DatasetSpec> dataset;   // the model's dataset; null when not needed
+  std::shared_ptr<const FrameworkSpec> framework;  // never null after resolution (neutral by default)
 
   // The engine's own spec type; InternalError when the placement was resolved by another engine.
   template <class Spec>

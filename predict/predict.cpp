@@ -24,6 +24,7 @@ struct SpecCache {
   std::map<std::string, std::shared_ptr<const DeviceConfig>> devices;
   std::map<std::string, std::shared_ptr<const SystemSpec>> systems;
   std::map<std::string, std::shared_ptr<const DatasetSpec>> datasets;
+  std::map<std::string, std::shared_ptr<const FrameworkSpec>> frameworks;
 };
 
 SpecCache& spec_cache() {
@@ -71,6 +72,30 @@ std::shared_ptr<const DatasetSpec> cached_dataset(const std::string& name) {
   return c.datasets.emplace(name, d).first->second;
 }
 
+constexpr const char* kFrameworkPrefix = "framework.";
+
+std::shared_ptr<const FrameworkSpec> cached_framework(const std::string& name, const std::string& engine,
+                                                      const std::vector<std::string>& overrides) {
+  std::string key = engine + "|" + name;
+  for (const auto& o : overrides) key += "|" + o;
+  SpecCache& c = spec_cache();
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    auto it = c.frameworks.find(key);
+    if (it != c.frameworks.end()) return it->second;
+  }
+  const std::string file = find_framework_file(name, engine);
+  std::shared_ptr<const FrameworkSpec> f;
+  if (file.empty()) {
+    if (!overrides.empty()) throw FieldError("set", "framework.* overrides need a framework profile");
+    f = std::make_shared<const FrameworkSpec>();
+  } else {
+    f = std::make_shared<const FrameworkSpec>(load_framework_spec(file, overrides));
+  }
+  std::lock_guard<std::mutex> lock(c.mu);
+  return c.frameworks.emplace(key, f).first->second;
+}
+
 // The checks of a request that do not depend on its engine (one place, not one per caller).
 void check_request(const PredictRequest& r) {
   if (r.batch_per_device <= 0) throw FieldError("batch", "must be > 0, got " + std::to_string(r.batch_per_device));
@@ -107,8 +132,14 @@ ResolvedPlacement resolve_placement(const Placement& p, const Engine& engine, co
   ResolvedPlacement out;
   out.requested = p;
   out.count = p.count;
+  std::vector<std::string> device_overrides, framework_overrides;
+  for (const auto& o : p.overrides)
+    (o.rfind(kFrameworkPrefix, 0) == 0 ? framework_overrides : device_overrides)
+        .push_back(o.rfind(kFrameworkPrefix, 0) == 0 ? o.substr(std::string(kFrameworkPrefix).size()) : o);
+  out.framework = engine.real_backend() ? std::make_shared<const FrameworkSpec>()
+                                        : cached_framework(p.framework, engine.name(), framework_overrides);
   if (!engine.real_backend()) {
-    out.device = cached_device(engine, device_yaml_path(p.device), p.overrides);
+    out.device = cached_device(engine, device_yaml_path(p.device), device_overrides);
     const DeviceConfig& d = *out.device;
     out.system = cached_system(p.system.empty() ? d.default_system : p.system);
     const SystemSpec& s = *out.system;
@@ -154,6 +185,11 @@ StepReport run_prepared(const PredictRequest& r, const PreparedRequest& p, const
   req.trace_path = r.trace_path;
   req.progress = r.progress;
   StepReport rep = p.engine->run_step(req);
+  // One-off graph build / compile of the framework, from the size of the step graph, unless
+  // the engine modelled it itself.
+  const FrameworkSpec& fw = *p.placement.framework;
+  if (rep.compile_time_s == 0 && !p.engine->real_backend())
+    rep.compile_time_s = fw.compile_base_s + fw.compile_per_op_ms * 1e-3 * static_cast<double>(g.num_ops());
   rep.model = p.spec.name;
   rep.precision = precision_name(p.options.precision);
   rep.data = data_source_name(r.data);

@@ -6,10 +6,14 @@
 #include <set>
 #include <sstream>
 
+#include <algorithm>
+
+#include "common/config_paths.hpp"
 #include "common/error.hpp"
 #include "common/output.hpp"
 #include "common/progress.hpp"
 #include "common/spec_reader.hpp"
+#include "engine/framework_spec.hpp"
 #include "validation/nelder_mead.hpp"
 
 namespace xpusim::validation {
@@ -44,7 +48,15 @@ ValidationResult run_with(const std::vector<ReferenceRow>& rows, const Calibrate
   vo.predict = o.predict;
   std::vector<std::string> ov = o.base_overrides;
   for (const auto& s : fitted_overrides(params)) ov.push_back(s);
-  vo.overrides[o.device] = ov;
+  if (o.framework.empty()) {
+    vo.overrides[o.device] = ov;
+  } else {
+    // Framework constants apply on every device the rows use, K80 baselines included.
+    std::vector<std::string> fov;
+    for (const auto& s : ov) fov.push_back("framework." + s);
+    for (const auto& r : rows) vo.overrides[r.device] = fov;
+    vo.overrides[vo.baseline_device] = fov;
+  }
   return validate_rows(rows, vo);
 }
 
@@ -66,13 +78,48 @@ double mean_sq_log_error(const ValidationResult& r) {
 
 bool is_fit_metric(const std::string& metric) {
   return metric == "train_throughput" || metric == "epoch_seconds_median_after_first" ||
-         metric == "first_epoch_seconds";
+         metric == "first_epoch_seconds" || metric == "time_relative_to_k80";
+}
+
+namespace {
+std::vector<FitParam> calibrate_keys(const std::string& path, YAML::Node n);
+std::string framework_path(const std::string& framework) {
+  return find_config_file("frameworks", framework, "framework", "framework profile");
+}
+}  // namespace
+
+std::vector<FitParam> fittable_framework_constants(const std::string& framework) {
+  const std::string path = framework_path(framework);
+  return calibrate_keys(path, load_config_yaml(path));
+}
+
+std::vector<ReferenceRow> framework_fit_rows(const std::vector<ReferenceRow>& rows, const std::string& framework) {
+  const FrameworkSpec f = load_framework_spec(framework_path(framework));
+  std::vector<ReferenceRow> out;
+  for (const auto& r : rows) {
+    const bool named = r.framework == f.name || std::find(f.names.begin(), f.names.end(), r.framework) != f.names.end();
+    if (!named || !is_fit_metric(r.metric)) continue;
+    // A name can mean one profile per engine (Keras on GPUs and on TPUs): keep this one's.
+    std::string engine;
+    try {
+      engine = engine_for_device(r.device);
+    } catch (const UserError&) {
+      continue;
+    }
+    if (std::find(f.engines.begin(), f.engines.end(), engine) != f.engines.end()) out.push_back(r);
+  }
+  return out;
 }
 
 std::vector<FitParam> fittable_constants(const std::string& device, const std::vector<std::string>& base_overrides) {
   std::string path = device_yaml_path(device);
-  YAML::Node n = load_yaml_file(path);
+  YAML::Node n = load_config_yaml(path);
   if (!base_overrides.empty()) apply_overrides(n, base_overrides);
+  return calibrate_keys(path, n);
+}
+
+namespace {
+std::vector<FitParam> calibrate_keys(const std::string& path, YAML::Node n) {
   if (!n.IsMap() || !n["calibrate"])
     throw UserError(yaml_location(path, n) + ": calibrate: missing; list the device's fittable efficiency constants, "
                     "e.g. calibrate: [compute_efficiency]");
@@ -99,6 +146,7 @@ std::vector<FitParam> fittable_constants(const std::string& device, const std::v
   }
   return out;
 }
+}  // namespace
 
 std::vector<ReferenceRow> fit_rows(const std::vector<ReferenceRow>& rows, const std::string& device) {
   std::vector<ReferenceRow> out;
@@ -116,7 +164,8 @@ std::vector<std::string> fitted_overrides(const std::vector<FitParam>& params) {
 FitResult fit_device(const std::vector<ReferenceRow>& rows, const CalibrateOptions& o) {
   FitResult res;
   res.device = o.device;
-  res.params = fittable_constants(o.device, o.base_overrides);
+  res.params = o.framework.empty() ? fittable_constants(o.device, o.base_overrides)
+                                   : fittable_framework_constants(o.framework);
   res.before = run_with(rows, o, res.params);
   // Fit on the rows the engine can predict at the start; the rest stay listed as skipped.
   std::vector<ReferenceRow> usable;
@@ -128,7 +177,7 @@ FitResult fit_device(const std::vector<ReferenceRow>& rows, const CalibrateOptio
       first_reason = x.reason;
   }
   if (usable.empty())
-    throw FieldError("device", "no reference row of '" + o.device + "' can be predicted (" +
+    throw FieldError(o.framework.empty() ? "device" : "framework", "no reference row of '" + (o.framework.empty() ? o.device : o.framework) + "' can be predicted (" +
                     std::to_string(rows.size()) + " candidate rows" +
                     (first_reason.empty() ? std::string("") : "; first reason: " + first_reason) + ")");
   std::vector<double> x0;

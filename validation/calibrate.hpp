@@ -29,7 +29,9 @@ std::vector<FitParam> fittable_constants(const std::string& device, const std::v
 bool is_fit_metric(const std::string& metric);
 
 struct CalibrateOptions {
-  std::string device;
+  std::string device;                        // the device fitted; with `framework`: a label only
+  std::string framework;                     // non-empty: fit this profile's `calibrate:` keys
+                                             // (configs/frameworks/NAME.yaml) on every device
   PredictFn predict;                         // empty = xpusim::predict
   std::vector<std::string> base_overrides;   // applied under the fitted keys
   int max_evaluations = 300;
@@ -47,6 +49,10 @@ struct FitResult {
 
 // The device's rows that a fit can use (fit metrics, this device), in input order.
 std::vector<ReferenceRow> fit_rows(const std::vector<ReferenceRow>& rows, const std::string& device);
+// The rows of a framework profile (its stem or a name it lists in the framework column) that a fit can use.
+std::vector<ReferenceRow> framework_fit_rows(const std::vector<ReferenceRow>& rows, const std::string& framework);
+// A framework profile's fittable constants (`calibrate:` in its YAML).
+std::vector<FitParam> fittable_framework_constants(const std::string& framework);
 
 // Fits on `rows` (already filtered with fit_rows). UserError when no row can be predicted.
 FitResult fit_device(const std::vector<ReferenceRow>& rows, const CalibrateOptions& o);

@@ -69,7 +69,14 @@ CostHooks costmodel_hooks() {
   CostHooks h;
   h.usd_per_hour = [](const ReferenceRow& row, const StepReport&) {
     const cost::PriceCatalog& cat = cost::default_price_catalog();
-    return cat.usd_per_h(offer_for_row(row, cat), tier_for_row(row));
+    const std::string offer = offer_for_row(row, cat);
+    cost::PricingTier tier = tier_for_row(row);
+    // An offer that is sold only preemptible (the 2017 n1-highcpu VMs of the cloud-CPU study)
+    // is billed at that price when the row names no tier.
+    if (tier == cost::PricingTier::on_demand && !cat.has_price(offer, tier) &&
+        cat.has_price(offer, cost::PricingTier::preemptible))
+      tier = cost::PricingTier::preemptible;
+    return cat.usd_per_h(offer, tier);
   };
   h.epochs_to_accuracy = [](const ReferenceRow& row, const StepReport& rep, bool top5, double target) {
     std::string dataset = row.dataset.empty() ? find_model(row.model).dataset : row.dataset;

@@ -39,7 +39,7 @@ class PredictionCache {
   const StepReport& get(const PredictRequest& r) {
     std::string key = r.placement.device + "|" + std::to_string(r.placement.count) + "|" + r.placement.system + "|" +
                       (r.placement.build ? cpu_build_name(*r.placement.build) : "") + "|" + r.model + "|" + std::to_string(r.batch_per_device) + "|" +
-                      r.precision + "|" + data_source_name(r.data) + "|" + r.engine;
+                      r.precision + "|" + data_source_name(r.data) + "|" + r.engine + "|" + r.placement.framework;
     for (const auto& o : r.placement.overrides) key += "|" + o;
     auto it = cache_.find(key);
     if (it == cache_.end()) {
@@ -98,6 +98,7 @@ PredictRequest request_for_row(const ReferenceRow& row) {
   q.placement.count = row.num_devices.value_or(0);
   q.placement.system = row.setup;
   q.placement.build = build_from_framework(row.framework);
+  q.placement.framework = row.framework;
   return q;
 }
 
@@ -127,6 +128,7 @@ class RowEvaluator {
   const StepReport& predict_row(const ReferenceRow& row) {
     PredictRequest q = request_for_row(row);
     q.engine = opts_.engine;
+    if (!opts_.framework.empty()) q.placement.framework = opts_.framework;
     auto ov = opts_.overrides.find(row.device);
     if (ov != opts_.overrides.end()) q.placement.overrides = ov->second;
     return cache_.get(q);
@@ -177,7 +179,11 @@ class RowEvaluator {
     b.device = opts_.baseline_device;
     b.num_devices = 1;
     b.setup.clear();
-    b.framework.clear();
+    // The same stack on the GPU: without the CPU build suffix (-pip/-compiled), which only
+    // CPU devices take.
+    for (const std::string suffix : {"-pip", "-compiled"})
+      if (b.framework.size() > suffix.size() && b.framework.ends_with(suffix))
+        b.framework.resize(b.framework.size() - suffix.size());
     if (!config_exists("devices", b.device)) throw Skip{"unknown baseline device '" + b.device + "'"};
     return b;
   }

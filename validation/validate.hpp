@@ -32,6 +32,7 @@ struct ValidateOptions {
   // (Max Woolf's 2017 study priced and timed one K80 die).
   std::string baseline_device = "k80";
   std::string engine;                                          // non-empty: force this engine for every row
+  std::string framework;                                       // non-empty: this profile for every row
   bool progress = false;
 };
 

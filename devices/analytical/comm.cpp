@@ -21,6 +21,11 @@ double allreduce_time_s(double bytes, const CollectiveLinks& l) {
   return t;
 }
 
+double gather_on_first_time_s(double bytes, const CollectiveLinks& l) {
+  if (l.replicas <= 1 || bytes <= 0) return 0;
+  return 2.0 * (l.replicas - 1) * bytes / l.intra_bytes_s + 2.0 * l.intra_latency_s;
+}
+
 double parameter_server_pull_s(double weight_bytes, const CollectiveLinks& l) {
   if (!l.parameter_server || l.replicas <= 1) return 0;
   return weight_bytes / l.intra_bytes_s + l.intra_latency_s;

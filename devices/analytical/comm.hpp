@@ -25,4 +25,9 @@ double allreduce_time_s(double bytes, const CollectiveLinks& l);
 // Parameter server: every device pulls the updated weights before the next forward pass.
 double parameter_server_pull_s(double weight_bytes, const CollectiveLinks& l);
 
+// Keras multi_gpu_model: the r-1 other devices send their gradients to the first one, which
+// reduces them and sends the updated weights back: 2(r-1) buffers through the first
+// device's link, one after another (its link is the bottleneck), plus two latencies.
+double gather_on_first_time_s(double bytes, const CollectiveLinks& l);
+
 }  // namespace xpusim::analytical

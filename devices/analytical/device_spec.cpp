@@ -126,6 +126,8 @@ DeviceSpec load_device_spec(const std::string& name_or_path, const std::vector<s
     d.memory_gb_per_vcpu = num("memory_gb_per_vcpu", 0, "GB", "machine memory per vCPU when memory_gb is 0", non_negative);
     parse_cpu_build(r.text("default_build", std::string("pip"), "framework build when none is requested", {"pip", "compiled"}),
                     d.default_build);
+    d.op_overhead_per_vcpu_us = num("op_overhead_per_vcpu_us", 0.0, "us",
+                                    "per op and vCPU: waking and joining the thread pool", non_negative);
     d.serial_fraction = num("serial_fraction", 0.05, "fraction", "Amdahl serial share of a step",
                             [](double v) { return v >= 0 && v < 1 ? "" : "must be in [0, 1)"; });
     d.numa_efficiency = num("numa_efficiency", 0.2, "fraction", "worth of a second-socket core", fraction);

@@ -58,6 +58,7 @@ struct DeviceSpec : DeviceConfig {
   int max_vcpus = 0;
   CpuIsa compiled_isa, pip_isa;
   CpuBuild default_build = CpuBuild::pip;
+  double op_overhead_per_vcpu_us = 0;   // thread-pool fork/join per op grows with the threads woken
   double serial_fraction = 0.05;        // Amdahl: share of a step that does not parallelise
   double numa_efficiency = 0.2;         // value of a core on the second socket relative to the first
   double pip_compute_efficiency = 0.7;  // the same for the generic (pip) build's simpler SSE kernels

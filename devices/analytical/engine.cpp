@@ -65,7 +65,24 @@ StepReport AnalyticalEngine::run_step(const StepRequest& req) {
   const bool gpu = d.kind == DeviceKind::gpu;
   const int replicas = gpu ? count : 1;
 
-  const Rates rates = make_rates(d, g.precision, build, count);
+  const FrameworkSpec& fw = *req.placement.framework;
+  Rates rates = make_rates(d, g.precision, build, count);
+  // Kernels of the framework relative to the stack the device constants were calibrated on.
+  // Each scaled efficiency is capped at 1: no stack runs faster than the device's peak.
+  auto scaled = [](double rate, double efficiency, double scale) {
+    if (scale == 1.0 || efficiency <= 0) return rate;
+    return rate * std::min(efficiency * scale, 1.0) / efficiency;
+  };
+  const double gemm_eff = gpu ? d.compute_efficiency
+                              : (build == CpuBuild::pip ? d.pip_compute_efficiency : d.compute_efficiency);
+  rates.gemm_flops_s = scaled(rates.gemm_flops_s, gemm_eff, fw.compute_efficiency_scale);
+  rates.tensor_flops_s = scaled(rates.tensor_flops_s, d.tensor_efficiency, fw.tensor_efficiency_scale);
+  rates.memory_bytes_s = scaled(rates.memory_bytes_s, d.memory_efficiency, fw.memory_efficiency_scale);
+  rates.op_overhead_s *= fw.op_overhead_scale;
+  rates.recurrent_step_s *= fw.op_overhead_scale;
+  // Keras multi_gpu_model: every tower's gradients go to one device, which sends weights back
+  // after the whole backward pass (no overlap with compute).
+  const bool gather = fw.strategy == MultiDeviceStrategy::gather_on_first && replicas > 1;
   CollectiveLinks links;
   links.replicas = replicas;
   links.devices_per_host = sys.devices_per_host;
@@ -90,13 +107,14 @@ StepReport AnalyticalEngine::run_step(const StepRequest& req) {
     for (int t : n.inputs) dep = std::max(dep, ready[static_cast<size_t>(t)]);
     double end;
     if (c.cls == OpClass::communication) {
-      const double t = allreduce_time_s(c.comm_bytes, links) + c.overhead_s;
+      const double t =
+          (gather ? gather_on_first_time_s(c.comm_bytes, links) : allreduce_time_s(c.comm_bytes, links)) + c.overhead_s;
       end = std::max(comm_free, dep) + t;
       comm_free = end;
       comm_busy += t;
       // NCCL's reduction kernels run on the SMs and contend for memory bandwidth: the share
       // of a collective that is not hidden (1 - comm_overlap) stalls the compute stream.
-      const double stall = (1.0 - d.comm_overlap) * t;
+      const double stall = gather ? t : (1.0 - d.comm_overlap) * t;
       compute_free = std::max(compute_free, end - t) + stall;
       comm_stall += stall;
       rep.per_op_s[op_kind_name(n.kind)] += t;
@@ -134,13 +152,29 @@ StepReport AnalyticalEngine::run_step(const StepRequest& req) {
     if (!req.placement.dataset) throw InternalError("analytical: real data without a resolved dataset");
     const DatasetSpec& ds = *req.placement.dataset;
     const double samples = static_cast<double>(g.batch) * (gpu ? std::min(count, sys.devices_per_host) : 1);
-    const double cores = gpu ? sys.host.cpu_cores * sys.host.core_speed : cpu_effective_cores(d, count);
-    pipeline_s = samples * ds.host_preprocess_ms * 1e-3 / cores;
+    if (gpu && fw.input_mode == InputMode::device_loader) {
+      // Decode and augmentation on the GPU (DALI): no host bound, device time per sample.
+      device_s += static_cast<double>(g.batch) * fw.device_decode_us_per_sample * 1e-6;
+    } else {
+      // The framework's pipeline may use fewer threads than the host has (a Python loop: 1).
+      const double threads = fw.input_threads > 0 ? static_cast<double>(fw.input_threads) : 0.0;
+      const double cores = gpu ? (threads > 0 ? std::min<double>(threads, sys.host.cpu_cores) : sys.host.cpu_cores) *
+                                     sys.host.core_speed
+                               : (threads > 0 ? std::min(threads, cpu_effective_cores(d, count))
+                                              : cpu_effective_cores(d, count));
+      pipeline_s = samples * (ds.host_preprocess_ms * fw.input_cost_scale) * 1e-3 / cores;
+    }
   }
   // On a CPU device the pipeline shares the cores that train, so its time adds up.
   double step_s = gpu ? std::max({device_s, infeed_s, pipeline_s}) : device_s + pipeline_s;
+  // The framework's host work per step (Python loop, callbacks, splitting the batch over
+  // devices) runs between device steps, not under them.
+  const double framework_step_s =
+      fw.step_overhead_ms * 1e-3 + fw.device_step_overhead_ms * 1e-3 * static_cast<double>(replicas - 1);
+  step_s += framework_step_s;
 
   rep.engine = name();
+  if (!fw.neutral()) rep.framework = fw.name;
   rep.device = d.name;
   rep.system = sys.name;
   rep.count = count;
@@ -148,6 +182,15 @@ StepReport AnalyticalEngine::run_step(const StepRequest& req) {
   rep.global_batch = g.batch * replicas;
   rep.step_time_s = step_s;
   rep.throughput_samples_per_s = static_cast<double>(rep.global_batch) / step_s;
+  // Framework memory: allocator slack and copies over the tensors, and extra weight copies
+  // (the gathering device of multi_gpu_model holds the merged weights and gradients).
+  if (fw.memory_overhead_fraction > 0 || fw.extra_weight_copies > 0) {
+    const int copies = replicas > 1 || fw.strategy == MultiDeviceStrategy::system ? fw.extra_weight_copies : 0;
+    mem.framework_bytes = static_cast<int64_t>(fw.memory_overhead_fraction *
+                                                static_cast<double>(mem.persistent_bytes + mem.activation_bytes)) +
+                          copies * weight_bytes;
+    mem.total_bytes += mem.framework_bytes;
+  }
   rep.memory_bytes = mem.total_bytes;
   rep.memory_capacity_bytes = mem.capacity_bytes;
   rep.fits_in_memory = mem.fits();
@@ -191,6 +234,10 @@ StepReport AnalyticalEngine::run_step(const StepRequest& req) {
   rep.extra["memory_activation_bytes"] = mem.activation_bytes;
   rep.extra["memory_workspace_bytes"] = mem.workspace_bytes;
   rep.extra["memory_reserved_bytes"] = mem.reserved_bytes;
+  if (!fw.neutral()) {
+    rep.extra["memory_framework_bytes"] = mem.framework_bytes;
+    rep.extra["framework_step_overhead_s"] = framework_step_s;
+  }
   return rep;
 }
 

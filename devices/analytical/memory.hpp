@@ -14,6 +14,7 @@ struct MemoryEstimate {
   int64_t activation_bytes = 0;  // peak of transient tensors (saved activations dominate)
   int64_t workspace_bytes = 0;
   int64_t reserved_bytes = 0;
+  int64_t framework_bytes = 0;   // allocator slack and framework copies (framework profile)
   int64_t total_bytes = 0;
   int64_t capacity_bytes = 0;
   bool fits() const { return total_bytes <= capacity_bytes; }

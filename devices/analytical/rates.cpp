@@ -63,6 +63,8 @@ Rates make_rates(const DeviceSpec& d, Precision p, CpuBuild build, int vcpus) {
     r.fill_items = 2048.0 * d.sm_count;
     return r;
   }
+  // Every op wakes and joins the thread pool: a cost that grows with the threads.
+  r.op_overhead_s += d.op_overhead_per_vcpu_us * 1e-6 * vcpus;
   const double speedup = cpu_speedup(d, vcpus);
   const double core_flops = d.frequency_ghz * 1e9 * isa_for(d, build).flops_per_cycle();
   // Narrow SSE kernels keep their pipes busier than AVX2+FMA ones, which starve on operand

@@ -85,8 +85,12 @@ class TpuEngine final : public Engine {
       if (!req.placement.dataset) throw InternalError("tpu_systemc: real data without a resolved dataset");
       const DatasetSpec& ds = *req.placement.dataset;
       // The host prepares the global batch on all its cores; each core receives its share.
-      double host_core_s = static_cast<double>(rep.global_batch) * ds.host_preprocess_ms * 1e-3;
-      c.host_batch_s = host_core_s / (sys.host.cpu_cores * sys.host.core_speed);
+      // The framework's pipeline: its per-sample cost relative to tf.data and its threads.
+      const FrameworkSpec& fw = *req.placement.framework;
+      double host_core_s = static_cast<double>(rep.global_batch) * (ds.host_preprocess_ms * fw.input_cost_scale) * 1e-3;
+      const double threads = fw.input_threads > 0 ? std::min<double>(fw.input_threads, sys.host.cpu_cores)
+                                                  : static_cast<double>(sys.host.cpu_cores);
+      c.host_batch_s = host_core_s / (threads * sys.host.core_speed);
       c.pcie_bytes_per_s = sys.host.pcie_bandwidth_gbps * 1e9;
       rep.extra["host_images_per_s"] = sys.host.cpu_cores * sys.host.core_speed / (ds.host_preprocess_ms * 1e-3);
     }
@@ -96,8 +100,16 @@ class TpuEngine final : public Engine {
     SimResult r = simulate(prog, c, true);
     if (!req.trace_path.empty()) write_trace(req.trace_path, prog, r);
 
-    rep.step_time_s = r.step_time_s;
-    rep.throughput_samples_per_s = r.step_time_s > 0 ? rep.global_batch / r.step_time_s : 0;
+    // The framework's host work per step (Keras' loop and its per-step RPC to the TPU host)
+    // sits between device steps.
+    const FrameworkSpec& fw = *req.placement.framework;
+    const double framework_step_s = fw.step_overhead_ms * 1e-3;
+    rep.step_time_s = r.step_time_s + framework_step_s;
+    rep.throughput_samples_per_s = rep.step_time_s > 0 ? rep.global_batch / rep.step_time_s : 0;
+    if (!fw.neutral()) {
+      rep.framework = fw.name;
+      rep.extra["framework_step_overhead_s"] = framework_step_s;
+    }
     const double T = r.step_time_s > 0 ? r.step_time_s : 1;
     auto busy = [&](Unit u) { return r.busy_s[static_cast<int>(u)]; };
     rep.utilization[Resource::mxu] = busy(Unit::mxu) / T;

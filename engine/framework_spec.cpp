@@ -1,0 +1,106 @@
+#include "engine/framework_spec.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "common/config_paths.hpp"
+#include "common/error.hpp"
+#include "common/spec_reader.hpp"
+
+namespace xpusim {
+
+namespace fs = std::filesystem;
+
+namespace {
+auto non_negative = [](double v) { return v >= 0 ? "" : "must be >= 0"; };
+auto positive = [](double v) { return v > 0 ? "" : "must be > 0"; };
+
+std::vector<std::string> strings(SpecReader& r, const std::string& key, const std::string& desc) {
+  std::vector<std::string> out;
+  YAML::Node n = r.child(key, desc);
+  if (!n) return out;
+  if (!n.IsSequence()) r.fail(key, "expected a list of names");
+  for (const auto& e : n) out.push_back(e.as<std::string>());
+  return out;
+}
+}  // namespace
+
+FrameworkSpec load_framework_spec(const std::string& path, const std::vector<std::string>& overrides) {
+  YAML::Node root = load_config_yaml(path);
+  apply_overrides(root, overrides);
+  SpecReader r(root, path);
+  FrameworkSpec f;
+  f.file = path;
+  f.name = r.text("name", std::nullopt, "profile name (the file stem)");
+  f.description = r.text("description", std::string(""), "one line");
+  f.names = strings(r, "names", "framework names of the reference CSV that mean this stack");
+  f.engines = strings(r, "engines", "engines the profile applies to");
+  if (f.engines.empty()) r.fail("engines", "name at least one engine (analytical, tpu_systemc)");
+  f.step_overhead_ms = r.number("step_overhead_ms", 0.0, "ms", "host time per training step, not overlapped", non_negative);
+  f.device_step_overhead_ms = r.number("device_step_overhead_ms", 0.0, "ms",
+                                       "host time per step for each device beyond the first", non_negative);
+  const std::string mode = r.text("input_mode", std::string("host_pipeline"), "where decode + augmentation run",
+                                  {"host_pipeline", "device_loader"});
+  f.input_mode = mode == "device_loader" ? InputMode::device_loader : InputMode::host_pipeline;
+  f.input_threads = static_cast<int>(r.integer("input_threads", 0, "threads",
+                                               "host threads of the input pipeline (0 = all host cores)",
+                                               [](long long v) { return v >= 0 && v <= 4096 ? "" : "must be in [0, 4096]"; }));
+  f.input_cost_scale = r.number("input_cost_scale", 1.0, "x", "per-sample host cost relative to the dataset's tf.data cost",
+                                positive);
+  f.device_decode_us_per_sample = r.number("device_decode_us_per_sample", 0.0, "us",
+                                           "device_loader: accelerator time per sample", non_negative);
+  f.compile_base_s = r.number("compile_base_s", 0.0, "s", "one-off graph build / compile per job", non_negative);
+  f.compile_per_op_ms = r.number("compile_per_op_ms", 0.0, "ms", "one-off compile time per op of the step graph",
+                                 non_negative);
+  const std::string strat = r.text("strategy", std::string("system"), "multi-device strategy",
+                                   {"system", "gather_on_first"});
+  f.strategy = strat == "gather_on_first" ? MultiDeviceStrategy::gather_on_first : MultiDeviceStrategy::system;
+  f.compute_efficiency_scale = r.number("compute_efficiency_scale", 1.0, "x",
+                                        "CUDA-core/SIMD kernel efficiency relative to the calibration stack", positive);
+  f.tensor_efficiency_scale = r.number("tensor_efficiency_scale", 1.0, "x",
+                                       "tensor-core kernel efficiency relative to the calibration stack", positive);
+  f.memory_efficiency_scale = r.number("memory_efficiency_scale", 1.0, "x",
+                                       "bandwidth-bound kernel efficiency relative to the calibration stack", positive);
+  f.op_overhead_scale = r.number("op_overhead_scale", 1.0, "x", "per-op overhead relative to the calibration stack",
+                                 non_negative);
+  f.memory_overhead_fraction = r.number("memory_overhead_fraction", 0.0, "fraction",
+                                        "allocator slack and framework copies over tensor memory", non_negative);
+  f.extra_weight_copies = static_cast<int>(r.integer("extra_weight_copies", 0, "copies",
+                                                     "full weight copies beyond the model's",
+                                                     [](long long v) { return v >= 0 && v <= 64 ? "" : "must be in [0, 64]"; }));
+  r.child("calibrate", "fittable constants (numeric top-level keys) for `xpusim calibrate --framework`");
+  f.source = r.text("source", std::string(""), "where the constants come from / what they were fitted on");
+  r.finish();
+  if (f.name != fs::path(path).stem().string() && path.find('/') != std::string::npos &&
+      fs::path(path).parent_path() == fs::path(config_dir()) / "frameworks")
+    r.fail("name", "must equal the file stem '" + fs::path(path).stem().string() + "'");
+  return f;
+}
+
+std::string find_framework_file(const std::string& name, const std::string& engine) {
+  if (name.empty()) return "";
+  if (name.find('/') != std::string::npos || name.ends_with(".yaml")) {
+    std::error_code ec;
+    if (!fs::exists(name, ec)) throw FieldError("framework", "no such profile file '" + name + "'");
+    return name;
+  }
+  const fs::path dir = fs::path(config_dir()) / "frameworks";
+  std::vector<std::string> files;
+  std::error_code ec;
+  if (fs::is_directory(dir, ec))
+    for (const auto& e : fs::directory_iterator(dir))
+      if (e.path().extension() == ".yaml") files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  std::string known;
+  for (const auto& f : files) {
+    FrameworkSpec s = load_framework_spec(f);
+    const bool named = s.name == name || std::find(s.names.begin(), s.names.end(), name) != s.names.end();
+    const bool on_engine = std::find(s.engines.begin(), s.engines.end(), engine) != s.engines.end();
+    if (named && on_engine) return f;
+    if (on_engine) known += (known.empty() ? "" : ", ") + s.name;
+  }
+  throw FieldError("framework", "no profile for '" + name + "' on the " + engine + " engine (profiles for it: " +
+                                    (known.empty() ? "none" : known) + "; configs/frameworks/)");
+}
+
+}  // namespace xpusim

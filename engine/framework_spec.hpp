@@ -1,0 +1,73 @@
+// The framework / runtime profile: the software stack a prediction runs under, the third axis
+// next to device and system (configs/frameworks/*.yaml, docs/frameworks.md). A profile holds a
+// few physically meaningful constants shared by every model: host overhead per step, the input
+// pipeline (where decode and augmentation run, on how many threads, how they overlap the
+// device), compile / graph-build time, the multi-device strategy, kernel efficiency relative to
+// the stack the device constants were calibrated on, and memory overheads. The neutral profile
+// (every default) is the calibration stack itself: tf_cnn_benchmarks on GPUs and CPUs,
+// TPUEstimator on TPUs.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace xpusim {
+
+// How input batches reach the device.
+enum class InputMode {
+  host_pipeline,  // a host pipeline (tf.data, Keras' generator loop) prefetches ahead of the device
+  device_loader,  // decode and augmentation on the accelerator (NVIDIA DALI): no host bound
+};
+
+// How data-parallel replicas exchange gradients, as the framework does it.
+enum class MultiDeviceStrategy {
+  system,           // the system's collective: ring all-reduce or parameter server (tf_cnn_benchmarks, NCCL/DDP)
+  gather_on_first,  // Keras multi_gpu_model: towers' gradients gathered on one device, weights sent back, not overlapped
+};
+
+struct FrameworkSpec {
+  std::string name = "default";         // the profile's file stem; "default" = neutral
+  std::string description;
+  std::string file;
+  std::vector<std::string> names;       // names in the reference CSV's framework column that mean this stack
+  std::vector<std::string> engines;     // engines it applies to (analytical, tpu_systemc)
+  std::string source;
+
+  // Host overheads (not overlapped with device work).
+  double step_overhead_ms = 0;          // per training step: Python loop, callbacks, session.run / RPC
+  double device_step_overhead_ms = 0;   // per step and per device beyond the first (host split / merge)
+
+  // Input pipeline.
+  InputMode input_mode = InputMode::host_pipeline;
+  int input_threads = 0;                // host threads decoding + augmenting (0 = every core of the system's host)
+  double input_cost_scale = 1.0;        // per-sample host cost relative to the dataset's tf.data cost
+  double device_decode_us_per_sample = 0;  // device_loader: accelerator time per sample (decode + augmentation)
+
+  // One-off cost before the first step (first_epoch_seconds).
+  double compile_base_s = 0;            // graph build + session start / XLA compile, per job
+  double compile_per_op_ms = 0;         // per op of the training-step graph (graph size)
+
+  // Multi-device.
+  MultiDeviceStrategy strategy = MultiDeviceStrategy::system;
+
+  // Kernels relative to the calibration stack (1 = as calibrated).
+  double compute_efficiency_scale = 1.0;  // CUDA-core / SIMD conv and GEMM kernels
+  double tensor_efficiency_scale = 1.0;   // tensor-core kernels (layout, fused casts)
+  double memory_efficiency_scale = 1.0;   // bandwidth-bound kernels (fused BN + activation, NHWC)
+  double op_overhead_scale = 1.0;         // per-op dispatch/launch overhead (asynchronous launch hides it)
+  // The resulting efficiencies are capped at 1 (a device's peak).
+
+  // Memory (per device).
+  double memory_overhead_fraction = 0;  // allocator slack and framework copies, as a share of tensor memory
+  int extra_weight_copies = 0;          // full weight copies beyond the model's (e.g. gathering device)
+
+  bool neutral() const { return name == "default"; }
+};
+
+// Parses one profile, with KEY=VALUE overrides applied first. Errors are UserError file:line: key.
+FrameworkSpec load_framework_spec(const std::string& path, const std::vector<std::string>& overrides = {});
+
+// The profile for a framework name (a profile's file stem or one of its `names`) on `engine`.
+// Empty = the neutral default. FieldError("framework") when no profile matches, listing them.
+std::string find_framework_file(const std::string& name, const std::string& engine);
+
+}  // namespace xpusim
