@@ -1,0 +1,168 @@
+// Framework profiles (configs/frameworks/, engine/framework_spec): every profile parses, the
+// neutral default changes nothing, and the published conclusions of the studies whose time
+// the software stack sets hold (issue 13). Thresholds are the studies' statements, not
+// fitted numbers.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "common/config_paths.hpp"
+#include "engine/framework_spec.hpp"
+#include "predict/predict.hpp"
+#include "validation/cost_link.hpp"
+#include "validation/reference_csv.hpp"
+#include "validation/validate.hpp"
+
+using namespace xpusim;
+namespace fs = std::filesystem;
+
+namespace {
+StepReport run(const std::string& device, int count, const std::string& model, int64_t batch,
+               const std::string& framework, const std::string& precision = "fp32",
+               DataSource data = DataSource::real, const std::string& system = "",
+               std::optional<CpuBuild> build = std::nullopt) {
+  PredictRequest r;
+  r.model = model;
+  r.batch_per_device = batch;
+  r.precision = precision;
+  r.data = data;
+  r.placement.device = device;
+  r.placement.count = count;
+  r.placement.system = system;
+  r.placement.framework = framework;
+  r.placement.build = build;
+  return predict(r);
+}
+double epoch_s(const StepReport& r, double examples) { return examples / r.throughput_samples_per_s; }
+}  // namespace
+
+TEST_CASE("every framework profile parses, and no name means two profiles on one engine", "[frameworks]") {
+  std::map<std::string, std::string> owner;  // engine|name -> profile
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(fs::path(config_dir()) / "frameworks")) {
+    if (e.path().extension() != ".yaml") continue;
+    INFO(e.path().string());
+    FrameworkSpec f = load_framework_spec(e.path().string());
+    CHECK(f.name == e.path().stem().string());
+    CHECK_FALSE(f.source.empty());
+    for (const auto& engine : f.engines)
+      for (const auto& name : f.names) {
+        auto [it, fresh] = owner.emplace(engine + "|" + name, f.name);
+        INFO(name << " on " << engine << ": " << it->second << " and " << f.name);
+        CHECK(fresh);
+      }
+    ++n;
+  }
+  CHECK(n >= 7);
+}
+
+TEST_CASE("the calibration stacks' profiles are neutral: same prediction as no framework", "[frameworks]") {
+  StepReport a = run("p100_sxm2", 4, "resnet50", 64, "", "fp32", DataSource::real);
+  StepReport b = run("p100_sxm2", 4, "resnet50", 64, "tensorflow", "fp32", DataSource::real);
+  CHECK(a.step_time_s == b.step_time_s);
+  CHECK(a.memory_bytes == b.memory_bytes);
+  CHECK(b.framework == "tf_cnn_benchmarks");
+  StepReport t0 = run("tpu_v2", 8, "resnet50", 128, "", "bf16", DataSource::real);
+  StepReport t1 = run("tpu_v2", 8, "resnet50", 128, "tensorflow-1.7 tpu", "bf16", DataSource::real);
+  CHECK(t0.step_time_s == t1.step_time_s);
+  CHECK(t0.compile_time_s == 0);
+}
+
+TEST_CASE("an unknown framework is a field error listing the profiles", "[frameworks]") {
+  try {
+    run("p100_sxm2", 1, "resnet50", 64, "caffe");
+    FAIL("no error");
+  } catch (const FieldError& e) {
+    CHECK(e.field() == "framework");
+    CHECK_THAT(e.message(), Catch::Contains("caffe") && Catch::Contains("tf_cnn_benchmarks"));
+  }
+  // A profile exists for Keras on TPUs, none for PyTorch on TPUs.
+  CHECK_THROWS_AS(run("tpu_v2", 8, "resnet50", 128, "pytorch", "bf16"), FieldError);
+}
+
+TEST_CASE("framework.KEY overrides reach the profile and are validated like it", "[frameworks]") {
+  StepReport a = run("rtx_2080ti", 1, "cnn10", 128, "keras-tf1.13");
+  PredictRequest r;
+  r.model = "cnn10";
+  r.batch_per_device = 128;
+  r.data = DataSource::real;
+  r.placement.device = "rtx_2080ti";
+  r.placement.framework = "keras-tf1.13";
+  r.placement.overrides = {"framework.step_overhead_ms=50"};
+  StepReport b = predict(r);
+  CHECK(b.step_time_s > a.step_time_s + 0.04);
+  r.placement.overrides = {"framework.step_overhead_ms=-1"};
+  CHECK_THROWS_WITH(predict(r), Catch::Contains("step_overhead_ms: must be >= 0"));
+}
+
+TEST_CASE("2x RTX 2080 Ti with multi_gpu_model: within 10% of one GPU at global batch 1024", "[frameworks][conclusions]") {
+  // Study 5: Keras' host pipeline and multi_gpu_model's gather leave the second GPU idle.
+  const double one = epoch_s(run("rtx_2080ti", 1, "cnn10", 1024, "keras-tf1.13"), 50000);
+  const double two = epoch_s(run("rtx_2080ti", 2, "cnn10", 512, "keras-tf1.13"), 50000);
+  CHECK(std::abs(two / one - 1.0) <= 0.10);
+  // Without the profile (tf_cnn_benchmarks' pipeline and NCCL) the second GPU would help a lot.
+  const double two_neutral = epoch_s(run("rtx_2080ti", 2, "cnn10", 512, ""), 50000);
+  const double one_neutral = epoch_s(run("rtx_2080ti", 1, "cnn10", 1024, ""), 50000);
+  CHECK(one_neutral / two_neutral > 1.3);
+}
+
+TEST_CASE("Colab TPU: the first epoch (XLA compile) is several times the later ones", "[frameworks][conclusions]") {
+  StepReport r = run("tpu_v2", 8, "cnn10", 128, "keras-tf1.13", "bf16", DataSource::real, "colab_tpu_v2-8");
+  const double later = epoch_s(r, 50000);
+  const double first = later + r.compile_time_s;
+  CHECK(first >= 3.0 * later);
+  // and the later epochs are host-bound at several seconds, not the device's fraction of one
+  CHECK(later > 5.0);
+  CHECK(r.bottleneck == Resource::infeed);
+}
+
+TEST_CASE("cloud CPUs: 64 vCPUs are never more than 15% faster than 32", "[frameworks][conclusions]") {
+  for (const char* model : {"mnist_mlp", "cifar10_cnn"}) {
+    const int64_t batch = std::string(model) == "mnist_mlp" ? 128 : 32;
+    for (CpuBuild b : {CpuBuild::pip, CpuBuild::compiled}) {
+      INFO(model << " " << cpu_build_name(b));
+      const double t32 = run("gce_skylake_vcpu", 32, model, batch, "keras-tf1.2", "fp32", DataSource::real, "", b)
+                             .throughput_samples_per_s;
+      const double t64 = run("gce_skylake_vcpu", 64, model, batch, "keras-tf1.2", "fp32", DataSource::real, "", b)
+                             .throughput_samples_per_s;
+      CHECK(t64 <= 1.15 * t32);
+    }
+  }
+}
+
+TEST_CASE("PyTorch with a GPU data loader is not capped by host decode on 8 V100s", "[frameworks][conclusions]") {
+  StepReport tf = run("v100_sxm2_16gb", 8, "resnet50", 256, "", "mixed_fp16", DataSource::real, "dgx1v_nvlink");
+  StepReport pt = run("v100_sxm2_16gb", 8, "resnet50", 256, "pytorch", "mixed_fp16", DataSource::real, "dgx1v_nvlink");
+  CHECK(tf.bottleneck == Resource::input_pipeline);  // the host decodes ImageNet for tf.data
+  CHECK(pt.bottleneck != Resource::input_pipeline);
+  StepReport pt1 = run("v100_sxm2_16gb", 1, "resnet50", 256, "pytorch", "mixed_fp16", DataSource::real, "dgx1v_nvlink");
+  CHECK(pt.throughput_samples_per_s > 7.0 * pt1.throughput_samples_per_s);
+}
+
+TEST_CASE("framework memory: Keras runs WRN-28-10 at batch 128 on 11 GB and runs out at 256", "[frameworks][memory]") {
+  CHECK(run("rtx_2080ti", 1, "wrn28_10", 128, "keras-tf1.13").fits_in_memory);
+  StepReport big = run("rtx_2080ti", 1, "wrn28_10", 256, "keras-tf1.13");
+  CHECK_FALSE(big.fits_in_memory);
+  CHECK(big.extra.at("memory_framework_bytes").get<int64_t>() > 0);
+  // The neutral profile's estimate alone would have let batch 256 run.
+  CHECK(run("rtx_2080ti", 1, "wrn28_10", 256, "").fits_in_memory);
+}
+
+TEST_CASE("validate on the reference CSV: overall and per-metric error of the stack-bound rows", "[frameworks][validation]") {
+  auto rows = validation::read_reference_csv(std::string(XPUSIM_TEST_DATA_DIR) + "/reference/published_calibration.csv");
+  validation::ValidateOptions o;
+  o.cost = validation::costmodel_hooks();
+  auto res = validation::validate_rows(rows, o);
+  REQUIRE(res.mape_pct.has_value());
+  CHECK(*res.mape_pct <= 8.0);  // the issue's target; 6.8% when written
+  std::map<std::string, double> by_metric;
+  for (const auto& g : res.by_metric) by_metric[g.key] = g.mape_pct;
+  CHECK(by_metric.at("epoch_seconds_median_after_first") <= 12.0);
+  CHECK(by_metric.at("first_epoch_seconds") <= 12.0);
+  CHECK(by_metric.at("train_throughput") <= 12.0);
+  // No row is skipped for a missing price tier or framework profile.
+  for (const auto& r : res.rows)
+    if (!r.used) CHECK_THAT(r.reason, Catch::Contains("circular"));
+}
