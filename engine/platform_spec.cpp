@@ -15,7 +15,8 @@ LinkSpec read_link(const YAML::Node& n, const std::string& file, const std::stri
   SpecReader r(n, file, ctx);
   LinkSpec l;
   l.topology = r.text("topology", std::string("none"), "how devices are connected",
-                      {"none", "ring", "pcie_tree", "nvlink_hybrid_cube_mesh", "nvswitch", "ici_torus", "ethernet"});
+                      {"none", "ring", "pcie_tree", "nvlink_bridge_pairs", "nvlink_hybrid_cube_mesh", "nvswitch", "ici_torus",
+                       "ethernet"});
   l.bandwidth_gbps = r.number("bandwidth_gbps", 0.0, "GB/s", "per-device bandwidth for collectives, one direction", non_negative);
   l.latency_us = r.number("latency_us", 0.0, "us", "latency per hop", non_negative);
   r.finish();

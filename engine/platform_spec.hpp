@@ -11,7 +11,7 @@
 namespace xpusim {
 
 struct LinkSpec {
-  std::string topology;          // ring, pcie_tree, nvlink_hybrid_cube_mesh, nvswitch, ici_torus, ethernet, none
+  std::string topology;          // ring, pcie_tree, nvlink_bridge_pairs, nvlink_hybrid_cube_mesh, nvswitch, ici_torus, ethernet, none
   double bandwidth_gbps = 0;     // GB/s per direction available to one device for collectives
   double latency_us = 0;         // per message hop
 };

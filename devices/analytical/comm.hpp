@@ -3,6 +3,7 @@
 // unit tests can check them by hand.
 #pragma once
 #include <cstdint>
+#include <string>
 
 namespace xpusim::analytical {
 
@@ -22,6 +23,14 @@ struct CollectiveLinks {
 // carrying each host's 2(h-1)/h share. Parameter server: push of the gradient only (the
 // weight pull happens once per step, see parameter_server_pull_s).
 double allreduce_time_s(double bytes, const CollectiveLinks& l);
+// Bandwidth one device gets for collectives inside a host, GB/s per direction: the system's
+// link, capped by the device's own port where the topology runs over it (a Gen4 card in a
+// Gen5 slot moves Gen4 rates; an A100 on an NVLink-4 switch moves NVLink-3 rates); a port of
+// 0 means not stated (no cap). `nvlink_bridge_pairs`: GPUs bridged two by two; a pair
+// exchanges over its bridge, a ring over more GPUs crosses PCIe between pairs and runs at
+// the slowest hop (NCCL rings carry the same bytes over every hop).
+double intra_host_gbps(const std::string& topology, double system_gbps, int local_devices, double device_pcie_gbps,
+                       double device_nvlink_gbps);
 // Parameter server: every device pulls the updated weights before the next forward pass.
 double parameter_server_pull_s(double weight_bytes, const CollectiveLinks& l);
 

@@ -110,6 +110,9 @@ DeviceSpec load_device_spec(const std::string& name_or_path, const std::vector<s
                          [](double v) { return v >= 0 && v <= 1 ? "" : "must be in [0, 1]"; });
     d.sm_count = static_cast<int>(r.integer("sm_count", std::nullopt, "SMs", "streaming multiprocessors",
                                             [](long long v) { return v > 0 ? "" : "must be > 0"; }));
+    // Physical ports, not efficiency constants: read outside `num` so `calibrate:` cannot name them.
+    d.pcie_gbps = r.number("pcie_gbps", 0.0, "GB/s", "host interface per direction, as achieved (0 = not stated)", non_negative);
+    d.nvlink_gbps = r.number("nvlink_gbps", 0.0, "GB/s", "all NVLink ports together per direction (0 = none or not stated)", non_negative);
   } else {
     d.detect = r.flag("detect", false, "detect vCPUs, ISA and frequency of this machine at run time");
     d.frequency_ghz = num("frequency_ghz", d.detect ? std::optional<double>(0.0) : std::nullopt, "GHz", "sustained all-core clock",

@@ -50,6 +50,10 @@ struct DeviceSpec : DeviceConfig {
   double allreduce_efficiency = 0.5;    // fraction of the system's link bandwidth a collective reaches
   double comm_overlap = 1.0;            // share of a collective hidden under compute; the rest stalls the SMs
   int sm_count = 1;                     // streaming multiprocessors (small kernels cannot fill them)
+  // The card's own ports, GB/s per direction (0 = not stated: the system's links alone count).
+  // A link is as fast as its slower end: a PCIe Gen4 card in a Gen5 slot moves Gen4 rates.
+  double pcie_gbps = 0;                 // host interface, as achieved (Gen3 x16 ~12, Gen4 ~24, Gen5 ~50)
+  double nvlink_gbps = 0;               // all NVLink ports together (SXM board or PCIe bridge)
 
   // CPU only. `--count` is vCPUs (hyperthreads).
   double frequency_ghz = 0;

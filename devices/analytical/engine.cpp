@@ -41,6 +41,9 @@ void AnalyticalEngine::check_placement(ResolvedPlacement& p) const {
       throw FieldError("count", "system '" + s.name + "' holds at most " + std::to_string(s.max_devices) +
                                     " devices, got " + std::to_string(p.count));
     if (p.requested.build) throw FieldError("build", "only CPU devices take a framework build (pip|compiled)");
+    if (s.intra_host.topology == "nvlink_bridge_pairs" && d.nvlink_gbps <= 0)
+      throw FieldError("system", "system '" + s.name + "' bridges GPU pairs with NVLink but device '" + d.name +
+                                     "' states no nvlink_gbps");
     p.replicas = p.count;
   } else {
     const int most = std::min(d.max_vcpus, s.max_devices);
@@ -86,7 +89,9 @@ StepReport AnalyticalEngine::run_step(const StepRequest& req) {
   CollectiveLinks links;
   links.replicas = replicas;
   links.devices_per_host = sys.devices_per_host;
-  links.intra_bytes_s = std::max(1e-3, sys.intra_host.bandwidth_gbps) * 1e9 * d.allreduce_efficiency;
+  const double intra_gbps = intra_host_gbps(sys.intra_host.topology, sys.intra_host.bandwidth_gbps,
+                                            std::min(replicas, sys.devices_per_host), d.pcie_gbps, d.nvlink_gbps);
+  links.intra_bytes_s = std::max(1e-3, intra_gbps) * 1e9 * d.allreduce_efficiency;
   links.intra_latency_s = sys.intra_host.latency_us * 1e-6;
   links.inter_bytes_s = std::max(1e-3, sys.inter_host.bandwidth_gbps) * 1e9 * d.allreduce_efficiency;
   links.inter_latency_s = sys.inter_host.latency_us * 1e-6;
@@ -146,7 +151,8 @@ StepReport AnalyticalEngine::run_step(const StepRequest& req) {
   // devices, so the step is bounded by the slower of the two).
   int64_t input_bytes = 0;
   for (int t : g.tensors_with_role(TensorRole::input)) input_bytes += g.tensor(t).desc.bytes();
-  const double infeed_s = gpu ? static_cast<double>(input_bytes) / (sys.host.pcie_bandwidth_gbps * 1e9) : 0.0;
+  const double pcie_gbps = d.pcie_gbps > 0 ? std::min(sys.host.pcie_bandwidth_gbps, d.pcie_gbps) : sys.host.pcie_bandwidth_gbps;
+  const double infeed_s = gpu ? static_cast<double>(input_bytes) / (pcie_gbps * 1e9) : 0.0;
   double pipeline_s = 0;
   if (req.data == DataSource::real) {
     if (!req.placement.dataset) throw InternalError("analytical: real data without a resolved dataset");

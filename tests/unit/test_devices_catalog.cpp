@@ -1,0 +1,242 @@
+// The devices and systems users rent today (issue 13): every new device YAML loads, carries
+// the efficiency constants of its architecture's calibrated device (copied, never tuned per
+// device), predicts ResNet-50 on every system that holds it in full and mixed precision, and
+// physically sane orderings hold (SXM over PCIe, 80 GB over 40 GB, NVSwitch over a PCIe ring).
+// Expectations are inequalities and hand-derived link bandwidths, never fitted outputs.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "common/error.hpp"
+#include "devices/analytical/comm.hpp"
+#include "devices/analytical/device_spec.hpp"
+#include "engine/platform_spec.hpp"
+#include "predict/predict.hpp"
+
+using namespace xpusim;
+using namespace xpusim::analytical;
+
+namespace {
+
+// New device -> the calibrated device whose efficiency constants it copies (docs/analytical-model.md).
+const std::map<std::string, std::string>& new_devices() {
+  static const std::map<std::string, std::string> m = {
+      {"a100_sxm4_80gb", "a100_sxm4_40gb"}, {"a100_pcie_40gb", "a100_sxm4_40gb"},
+      {"a100_pcie_80gb", "a100_sxm4_40gb"}, {"h100_pcie", "h100_sxm5"},
+      {"v100_sxm3_32gb", "v100_sxm2_16gb"}, {"rtx_3090", "a100_sxm4_40gb"},
+      {"rtx_4090", "a100_sxm4_40gb"},       {"rtx_a6000", "a100_sxm4_40gb"},
+      {"rtx_6000_ada", "a100_sxm4_40gb"},   {"a10", "a100_sxm4_40gb"},
+      {"quadro_rtx_8000", "titan_rtx"},
+  };
+  return m;
+}
+
+const std::vector<std::string> kNewSystems = {"server_pcie", "server_pcie_nvlink", "server_sxm", "dgx2"};
+
+StepReport run(const std::string& device, const std::string& system, int count, const std::string& model, int64_t batch,
+               const std::string& precision, std::vector<std::string> overrides = {}) {
+  PredictRequest r;
+  r.model = model;
+  r.batch_per_device = batch;
+  r.precision = precision;
+  r.placement.device = device;
+  r.placement.system = system;
+  r.placement.count = count;
+  r.placement.overrides = std::move(overrides);
+  return predict(r);
+}
+
+// fp32, or TF32 where the device has TF32 tensor cores (what a framework uses by default there).
+std::string full_precision(const DeviceSpec& d) { return d.supports(Precision::tf32) ? "tf32" : "fp32"; }
+std::string mixed_precision(const DeviceSpec& d) { return d.supports(Precision::mixed_bf16) ? "mixed_bf16" : "mixed_fp16"; }
+
+}  // namespace
+
+TEST_CASE("every new device loads with datasheet figures and its architecture's constants", "[devices]") {
+  for (const auto& [name, calibrated] : new_devices()) {
+    INFO(name << " copies " << calibrated);
+    const DeviceSpec d = load_device_spec(name);
+    const DeviceSpec c = load_device_spec(calibrated);
+    CHECK(d.name == name);
+    CHECK(d.kind == DeviceKind::gpu);
+    CHECK(d.memory_bytes >= 24'000'000'000);
+    CHECK(d.memory_bandwidth_gbps > 500);
+    CHECK(d.fp32_tflops > 10);
+    CHECK(d.tensor_fp16_tflops > d.fp32_tflops);  // every one has tensor cores
+    CHECK(d.sm_count >= 72);
+    CHECK(d.pcie_gbps > 0);
+    CHECK(d.supports(Precision::fp32));
+    CHECK(d.supports(Precision::mixed_fp16));
+    // Ampere and later: TF32 and bf16 tensor cores; Volta and Turing have neither.
+    CHECK(d.supports(Precision::tf32) == (d.tensor_tf32_tflops > 0));
+    CHECK(d.supports(Precision::mixed_bf16) == (d.tensor_bf16_tflops > 0));
+    CHECK(d.source.size() > 40);
+    // Constants come from the calibrated device of the same architecture, unchanged.
+    CHECK(d.compute_efficiency == c.compute_efficiency);
+    CHECK(d.tensor_efficiency == c.tensor_efficiency);
+    CHECK(d.op_overhead_us == c.op_overhead_us);
+    CHECK(d.allreduce_efficiency == c.allreduce_efficiency);
+    CHECK(d.winograd_speedup == c.winograd_speedup);
+    CHECK(d.memory_efficiency == c.memory_efficiency);
+    CHECK(d.step_overhead_ms == c.step_overhead_ms);
+    CHECK(d.comm_overlap == c.comm_overlap);
+    CHECK(d.gemm_tile_n == c.gemm_tile_n);
+    CHECK(d.reserved_bytes == c.reserved_bytes);
+    CHECK(d.workspace_fraction == c.workspace_fraction);
+  }
+}
+
+TEST_CASE("the new systems hold only devices they can physically take", "[devices]") {
+  for (const auto& name : kNewSystems) {
+    INFO(name);
+    const SystemSpec s = find_system(name);
+    CHECK(!s.devices.empty());
+    for (const auto& dev : s.devices) {
+      INFO(dev);
+      const DeviceSpec d = load_device_spec(dev);
+      CHECK(d.kind == DeviceKind::gpu);
+      // NVLink systems need cards with NVLink; the pure PCIe server takes no SXM module.
+      if (s.intra_host.topology == "nvlink_bridge_pairs" || s.intra_host.topology == "nvswitch") CHECK(d.nvlink_gbps > 0);
+      const bool sxm_module = d.description.find("SXM") != std::string::npos;
+      if (name == "server_pcie" || name == "server_pcie_nvlink") CHECK_FALSE(sxm_module);
+      if (name == "server_sxm" || name == "dgx2") CHECK(sxm_module);
+    }
+  }
+  // Every new device's default system holds it.
+  for (const auto& [name, calibrated] : new_devices()) {
+    INFO(name);
+    const DeviceSpec d = load_device_spec(name);
+    const SystemSpec s = find_system(d.default_system);
+    CHECK(std::find(s.devices.begin(), s.devices.end(), name) != s.devices.end());
+  }
+}
+
+TEST_CASE("a collective's link is the slower end: the system's link capped by the card's port", "[devices]") {
+  // Ports of 0 = not stated: the system's figure alone (every device before issue 13).
+  CHECK(intra_host_gbps("pcie_tree", 10, 2, 0, 0) == 10);
+  CHECK(intra_host_gbps("nvswitch", 300, 8, 0, 0) == 300);
+  CHECK(intra_host_gbps("nvlink_hybrid_cube_mesh", 75, 8, 24, 300) == 75);
+  // A Gen4 card (24 GB/s) in a Gen5 server (50) moves Gen4 rates; an A100 (NVLink 3, 300) on
+  // an NVLink-4 switch (450) moves NVLink-3 rates.
+  CHECK(intra_host_gbps("pcie_tree", 50, 8, 24, 0) == 24);
+  CHECK(intra_host_gbps("nvswitch", 450, 8, 24, 300) == 300);
+  CHECK(intra_host_gbps("nvswitch", 450, 8, 50, 450) == 450);
+  // Bridged pairs: 2 GPUs use the bridge; 4 or 8 ring across PCIe between the pairs.
+  CHECK(intra_host_gbps("nvlink_bridge_pairs", 50, 2, 24, 56.25) == 56.25);
+  CHECK(intra_host_gbps("nvlink_bridge_pairs", 50, 4, 24, 56.25) == 24);
+  CHECK(intra_host_gbps("nvlink_bridge_pairs", 50, 8, 50, 300) == 50);
+  CHECK(intra_host_gbps("nvlink_bridge_pairs", 50, 1, 24, 56.25) == 24);
+}
+
+TEST_CASE("every new device on every system that holds it predicts ResNet-50 in full and mixed precision",
+          "[devices]") {
+  int checked = 0;
+  std::vector<std::string> systems = kNewSystems;
+  systems.push_back("dgx_a100");
+  for (const auto& sys_name : systems) {
+    const SystemSpec s = find_system(sys_name);
+    const bool new_system = std::find(kNewSystems.begin(), kNewSystems.end(), sys_name) != kNewSystems.end();
+    for (const auto& dev : s.devices) {
+      if (!new_system && !new_devices().count(dev)) continue;
+      const DeviceSpec d = load_device_spec(dev);
+      for (int count : {1, s.max_devices}) {
+        for (const std::string& precision : {full_precision(d), mixed_precision(d)}) {
+          INFO(dev << " on " << sys_name << " x" << count << " " << precision);
+          const StepReport r = run(dev, sys_name, count, "resnet50", 64, precision);
+          CHECK(r.system == sys_name);
+          CHECK(std::isfinite(r.throughput_samples_per_s));
+          CHECK(r.throughput_samples_per_s > 0);
+          CHECK(r.global_batch == 64 * count);
+          CHECK(r.memory_capacity_bytes == d.memory_bytes);
+          CHECK(r.fits_in_memory == (r.memory_bytes <= r.memory_capacity_bytes));
+          // ResNet-50 at 64 images per GPU needs well under 24 GB (the smallest new card).
+          CHECK(r.fits_in_memory);
+          ++checked;
+        }
+        const double full = run(dev, sys_name, count, "resnet50", 64, full_precision(d)).throughput_samples_per_s;
+        const double mixed = run(dev, sys_name, count, "resnet50", 64, mixed_precision(d)).throughput_samples_per_s;
+        INFO(dev << " on " << sys_name << " x" << count);
+        CHECK(mixed > full);  // 16-bit tensor cores run at least twice the TF32/fp32 rate on all of them
+      }
+    }
+  }
+  CHECK(checked == 2 * 2 * (9 + 6 + 4 + 1 + 1));
+}
+
+TEST_CASE("rented devices order the way their datasheets say", "[devices]") {
+  SECTION("H100 PCIe is slower than H100 SXM5 (lower clocks, HBM2e, fewer SMs)") {
+    for (const std::string p : {"tf32", "mixed_bf16", "mixed_fp16"}) {
+      INFO(p);
+      CHECK(run("h100_pcie", "server_pcie", 1, "resnet50", 128, p).throughput_samples_per_s <
+            run("h100_sxm5", "server_sxm", 1, "resnet50", 128, p).throughput_samples_per_s);
+    }
+  }
+  SECTION("RTX 4090 is faster than RTX 3090, and the A100 faster than the A10") {
+    for (const std::string p : {"fp32", "tf32", "mixed_fp16"}) {
+      INFO(p);
+      CHECK(run("rtx_4090", "server_pcie", 1, "resnet50", 64, p).throughput_samples_per_s >
+            run("rtx_3090", "server_pcie", 1, "resnet50", 64, p).throughput_samples_per_s);
+      CHECK(run("a100_pcie_40gb", "server_pcie", 1, "resnet50", 64, p).throughput_samples_per_s >
+            run("a10", "server_pcie", 1, "resnet50", 64, p).throughput_samples_per_s);
+    }
+  }
+  SECTION("A100 80 GB fits a batch that A100 40 GB does not") {
+    // ResNet-50 at 512 images needs ~46 GB (fp32 activations dominate).
+    const StepReport a40 = run("a100_sxm4_40gb", "server_sxm", 1, "resnet50", 512, "tf32");
+    const StepReport a80 = run("a100_sxm4_80gb", "server_sxm", 1, "resnet50", 512, "tf32");
+    CHECK(a40.memory_bytes == a80.memory_bytes);  // same model, same batch
+    CHECK_FALSE(a40.fits_in_memory);
+    CHECK(a80.fits_in_memory);
+    // 48 GB cards fit it too; 24 GB cards do not.
+    CHECK(run("rtx_a6000", "server_pcie", 1, "resnet50", 512, "tf32").fits_in_memory);
+    CHECK_FALSE(run("rtx_4090", "server_pcie", 1, "resnet50", 512, "tf32").fits_in_memory);
+  }
+  SECTION("8 GPUs on an NVSwitch board scale better than 8 on PCIe for a large model") {
+    // VGG16: 138 M parameters, 553 MB of fp32 gradients per step. The two A100 80 GB parts
+    // have the same compute peaks, so the difference is the interconnect.
+    auto scaling = [](const std::string& dev, const std::string& sys) {
+      return run(dev, sys, 8, "vgg16", 64, "mixed_fp16").throughput_samples_per_s /
+             run(dev, sys, 1, "vgg16", 64, "mixed_fp16").throughput_samples_per_s;
+    };
+    const double sxm8 = run("a100_sxm4_80gb", "server_sxm", 8, "vgg16", 64, "mixed_fp16").throughput_samples_per_s;
+    const double pcie8 = run("a100_pcie_80gb", "server_pcie", 8, "vgg16", 64, "mixed_fp16").throughput_samples_per_s;
+    CHECK(sxm8 > 1.2 * pcie8);
+    CHECK(scaling("a100_sxm4_80gb", "server_sxm") > scaling("a100_pcie_80gb", "server_pcie"));
+    CHECK(scaling("a100_sxm4_80gb", "server_sxm") <= 8.0);
+  }
+  SECTION("an NVLink bridge helps a pair; beyond a pair the ring crosses PCIe") {
+    const double pcie2 = run("rtx_3090", "server_pcie", 2, "vgg16", 64, "mixed_fp16").throughput_samples_per_s;
+    const double bridged2 = run("rtx_3090", "server_pcie_nvlink", 2, "vgg16", 64, "mixed_fp16").throughput_samples_per_s;
+    CHECK(bridged2 > pcie2);
+    const StepReport pcie4 = run("rtx_3090", "server_pcie", 4, "vgg16", 64, "mixed_fp16");
+    const StepReport bridged4 = run("rtx_3090", "server_pcie_nvlink", 4, "vgg16", 64, "mixed_fp16");
+    CHECK(bridged4.step_time_s == Approx(pcie4.step_time_s));
+  }
+  SECTION("a Gen3 card in the Gen5 server exchanges slower than a Gen4 card of the same class") {
+    // Same settings but the port: the Quadro RTX 8000 (Gen3) against itself with a Gen4 port.
+    const double gen3 = run("quadro_rtx_8000", "server_pcie", 8, "vgg16", 64, "mixed_fp16").throughput_samples_per_s;
+    const double gen4 =
+        run("quadro_rtx_8000", "server_pcie", 8, "vgg16", 64, "mixed_fp16", {"pcie_gbps=24"}).throughput_samples_per_s;
+    CHECK(gen3 < gen4);
+  }
+  SECTION("DGX-2: NVSwitch beats the DGX-1's cube mesh with the same V100, and 16 GPUs beat 8") {
+    const double dgx2_8 = run("v100_sxm3_32gb", "dgx2", 8, "vgg16", 64, "mixed_fp16").throughput_samples_per_s;
+    const double dgx1_8 = run("v100_sxm2_32gb", "dgx1v_nvlink", 8, "vgg16", 64, "mixed_fp16").throughput_samples_per_s;
+    CHECK(dgx2_8 > dgx1_8);
+    CHECK(run("v100_sxm3_32gb", "dgx2", 16, "resnet50", 64, "mixed_fp16").throughput_samples_per_s > 1.5 * run("v100_sxm3_32gb", "dgx2", 8, "resnet50", 64, "mixed_fp16").throughput_samples_per_s);
+  }
+}
+
+TEST_CASE("a bridged-pair system refuses a card without NVLink", "[devices]") {
+  try {
+    run("rtx_3090", "server_pcie_nvlink", 2, "resnet50", 64, "fp32", {"nvlink_gbps=0"});
+    FAIL("expected a FieldError");
+  } catch (const FieldError& e) {
+    CHECK(e.field() == "system");
+    CHECK(e.message().find("nvlink_gbps") != std::string::npos);
+  }
+  // The RTX 4090 has no NVLink connector, so that system does not list it.
+  CHECK_THROWS_AS(run("rtx_4090", "server_pcie_nvlink", 2, "resnet50", 64, "fp32"), FieldError);
+}
