@@ -71,6 +71,11 @@ StepReport run_prepared(const PredictRequest& r, const PreparedRequest& p, const
   return rep;
 }
 
+void check_request(const PredictRequest& r) {
+  PreparedRequest p = prepare_request(r);
+  p.engine->check_placement(r.placement);
+}
+
 StepReport predict(const PredictRequest& r) {
   PreparedRequest p = prepare_request(r);
   OpGraph g = build_graph(p.spec, p.options);

@@ -30,6 +30,9 @@ std::string engine_for_device(const std::string& device_name_or_path);
 std::string device_yaml_path(const std::string& device_name_or_path);  // UserError naming --device
 Engine& cached_engine(const std::string& name);
 StepReport predict(const PredictRequest& req);
+// The checks of predict() that need no graph and no simulation (fields, model, engine, device
+// spec with its overrides); throws what predict() would. For sweeps that validate up front.
+void check_request(const PredictRequest& req);
 
 // predict() in two halves, for callers that reuse graphs across many requests (calibration):
 // prepare_request validates the request and picks the engine and graph options; graph_key

@@ -16,6 +16,7 @@ class AnalyticalEngine final : public Engine {
   Availability availability() const override { return {true, true, ""}; }
   // GPUs are data-parallel replicas; the vCPUs of one CPU machine are not.
   int replicas(const Placement& p) const override;
+  void check_placement(const Placement& p) const override;
   StepReport run_step(const StepRequest& req) override;
 };
 

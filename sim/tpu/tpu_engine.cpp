@@ -25,6 +25,9 @@ class TpuEngine final : public Engine {
     return "cycle-approximate SystemC model of a TPU board (MXU, vector unit, HBM/DMA, ICI, host infeed)";
   }
   Availability availability() const override { return {true, true, ""}; }
+  void check_placement(const Placement& p) const override {
+    load_tpu_spec(resolve_config("devices", p.device), p.overrides);
+  }
 
   StepReport run_step(const StepRequest& req) override {
     if (!req.graph) throw InternalError("tpu_systemc: no graph");
