@@ -69,7 +69,7 @@ void register_sweep(CLI::App& app) {
     sweep::SweepSpec s = sweep::load_sweep(resolve_config("sweeps", a->file));
     if (a->dry_run) {
       std::cout << "sweep " << s.name << ": " << sweep::point_count(s) << " points (" << sweep::sampling_name(s.sampling)
-                << ", " << s.axes.size() << " axes)\n";
+                << ", " << s.axes.size() << " axes); MPI " << (sweep::mpi_built() ? "built" : "not built") << "\n";
       return;
     }
     sweep::RunStats st = sweep::run_sweep(s, o);

@@ -334,7 +334,8 @@ nlohmann::ordered_json row_json(const SweepSpec& s, const PointResult& r) {
 
 std::string describe(const SweepSpec& s, const PointResult& r) {
   std::string d;
-  for (size_t i = 0; i < s.columns.size(); ++i) d += (d.empty() ? "" : " ") + s.columns[i] + "=" + r.request[i];
+  for (size_t i = 0; i < s.columns.size(); ++i)
+    if (!r.request[i].empty()) d += (d.empty() ? "" : " ") + s.columns[i] + "=" + r.request[i];
   return d;
 }
 
@@ -407,12 +408,19 @@ std::string summary_chart_svg(const SweepSpec& s, const std::vector<PointResult>
   const size_t max_series = 7;  // + the front = 8
   std::vector<SvgSeries> series;
   std::map<std::string, size_t> by_value;
+  std::vector<size_t> axis_cols;  // the columns the axis sets, in column order
+  if (axis >= 0)
+    for (size_t c = 0; c < s.columns.size(); ++c)
+      for (const auto& val : s.axes[axis].values)
+        if (std::any_of(val.begin(), val.end(), [&](const Assignment& x) { return x.first == s.columns[c]; })) {
+          axis_cols.push_back(c);
+          break;
+        }
   auto value_label = [&](const PointResult& r) {
     if (axis < 0 || s.axes[axis].values.size() > max_series) return std::string("feasible points");
     std::string l;
-    for (const auto& [k, v] : s.axes[axis].values[0])
-      for (size_t c = 0; c < s.columns.size(); ++c)
-        if (s.columns[c] == k) l += (l.empty() ? "" : " ") + k + "=" + r.request[c];
+    for (size_t c : axis_cols)
+      if (!r.request[c].empty()) l += (l.empty() ? "" : " ") + s.columns[c] + "=" + r.request[c];
     return l;
   };
   for (const auto& r : rows) {
