@@ -79,9 +79,10 @@ class Engine {
   // Data-parallel replicas the training graph must be lowered for (GPUs and TPU cores are
   // replicas; the vCPUs of one CPU machine are not).
   virtual int replicas(const Placement& p) const { return p.count; }
-  // Reads the placement's device spec with its overrides and throws what run_step would
-  // (FieldError naming `set` for a bad override) without running anything: lets a sweep
-  // reject a bad axis value before its first point. Engines without a device spec accept all.
+  // Resolves the placement (device spec with its overrides, system, count) and throws what
+  // run_step would for it (FieldError naming `set`, `system`, `count`) without running
+  // anything: lets a sweep reject a bad axis value before its first point. Engines without a
+  // device spec accept every placement here.
   virtual void check_placement(const Placement& p) const { (void)p; }
   // Throws UserError for bad requests, UnavailableError when the engine cannot run here.
   virtual StepReport run_step(const StepRequest& req) = 0;

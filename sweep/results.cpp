@@ -416,8 +416,18 @@ std::string summary_chart_svg(const SweepSpec& s, const std::vector<PointResult>
           axis_cols.push_back(c);
           break;
         }
+  // An axis with too many values to tell apart: colour by device instead, if few enough.
+  if (axis >= 0 && s.axes[axis].values.size() > max_series) {
+    axis_cols.clear();
+    std::set<std::string> devices;
+    for (size_t c = 0; c < s.columns.size(); ++c)
+      if (s.columns[c] == "device") {
+        for (const auto& r : rows) devices.insert(r.request[c]);
+        if (devices.size() <= max_series) axis_cols.push_back(c);
+      }
+  }
   auto value_label = [&](const PointResult& r) {
-    if (axis < 0 || s.axes[axis].values.size() > max_series) return std::string("feasible points");
+    if (axis_cols.empty()) return std::string("feasible points");
     std::string l;
     for (size_t c : axis_cols)
       if (!r.request[c].empty()) l += (l.empty() ? "" : " ") + s.columns[c] + "=" + r.request[c];

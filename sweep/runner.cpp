@@ -1,6 +1,7 @@
 // The sweep runner: resume bookkeeping, the ordered row writer, and the three ways to spread
 // points (this process, forked workers, MPI ranks). Points are dealt round-robin over the
-// workers in sweep order; rows come back in any order and are written in point order.
+// workers (grouped by training-step graph, assign_workers); rows come back in any order and
+// are written in point order.
 #include "sweep/runner.hpp"
 
 #include <poll.h>
@@ -109,10 +110,44 @@ void write_all(int fd, const std::string& s) {
   }
 }
 
-// --jobs N: N forked workers, each evaluating every N-th point and sending
+// Which worker evaluates each point (an index into `todo`). Points that share a training-step
+// graph (same model, batch, precision, count) go to one worker, so each graph is built once
+// in the whole run rather than once per worker: groups, in order of first appearance, go to
+// the worker with the fewest points so far. With fewer groups than 2 per worker that would
+// leave workers idle, so points are then dealt one by one instead. Deterministic either way.
+std::vector<int> assign_workers(const SweepSpec& s, const std::vector<Point>& todo, int n) {
+  std::vector<int> who(todo.size(), 0);
+  if (n <= 1) return who;
+  std::map<std::string, std::vector<size_t>> groups;
+  std::vector<std::string> order;
+  for (size_t i = 0; i < todo.size(); ++i) {
+    PredictRequest r = request_for(s, todo[i].choice).predict;
+    std::string key = r.model + "|" + std::to_string(r.batch_per_device) + "|" + r.precision + "|" +
+                      std::to_string(r.placement.count);
+    auto [it, fresh] = groups.try_emplace(key);
+    if (fresh) order.push_back(key);
+    it->second.push_back(i);
+  }
+  if (order.size() < 2 * static_cast<size_t>(n)) {
+    for (size_t i = 0; i < todo.size(); ++i) who[i] = int(i % static_cast<size_t>(n));
+    return who;
+  }
+  std::vector<size_t> load(static_cast<size_t>(n), 0);
+  for (const auto& key : order) {
+    size_t w = 0;
+    for (size_t k = 1; k < load.size(); ++k)
+      if (load[k] < load[w]) w = k;
+    for (size_t i : groups[key]) who[i] = int(w);
+    load[w] += groups[key].size();
+  }
+  return who;
+}
+
+// --jobs N: N forked workers, each evaluating its share of the points (assign_workers) and sending
 // "INDEX<TAB>LINE\n" through a pipe; this process only merges.
 void run_forked(const SweepSpec& s, const RowFormat f, const std::vector<Point>& todo, int jobs, OrderedWriter& w,
                 Progress& bar) {
+  const std::vector<int> who = assign_workers(s, todo, jobs);
   struct Worker {
     pid_t pid = -1;
     int fd = -1;
@@ -133,7 +168,8 @@ void run_forked(const SweepSpec& s, const RowFormat f, const std::vector<Point>&
       int code = 0;
       try {
         Evaluator ev;
-        for (size_t i = static_cast<size_t>(k); i < todo.size(); i += static_cast<size_t>(jobs)) {
+        for (size_t i = 0; i < todo.size(); ++i) {
+          if (who[i] != k) continue;
           PointResult r = ev.evaluate(s, todo[i]);
           write_all(p[1], std::to_string(r.point) + "\t" + format_row(s, r, f) + "\n");
         }
@@ -147,7 +183,7 @@ void run_forked(const SweepSpec& s, const RowFormat f, const std::vector<Point>&
     ::close(p[1]);
     ws[k].pid = pid;
     ws[k].fd = p[0];
-    for (size_t i = static_cast<size_t>(k); i < todo.size(); i += static_cast<size_t>(jobs)) ++ws[k].expected;
+    for (int x : who) ws[k].expected += x == k;
   }
   long long received = 0;
   size_t open = ws.size();
@@ -275,10 +311,11 @@ RunStats run_sweep(const SweepSpec& s, const RunOptions& o) {
   Progress bar(s.name, st.computed, o.progress && st.root);
   if (o.mpi && world.size > 1) {
     Evaluator ev;
-    const size_t n = static_cast<size_t>(world.size), me = static_cast<size_t>(world.rank);
+    const std::vector<int> who = assign_workers(s, todo, world.size);
     try {
       if (!st.root) {
-        for (size_t i = me; i < todo.size(); i += n) {
+        for (size_t i = 0; i < todo.size(); ++i) {
+          if (who[i] != world.rank) continue;
           PointResult r = ev.evaluate(s, todo[i]);
           mpi::send_row(r.point, format_row(s, r, o.format));
         }
@@ -299,7 +336,8 @@ RunStats run_sweep(const SweepSpec& s, const RunOptions& o) {
             if (block) break;
           }
         };
-        for (size_t i = 0; i < todo.size(); i += n) {
+        for (size_t i = 0; i < todo.size(); ++i) {
+          if (who[i] != 0) continue;
           PointResult r = ev.evaluate(s, todo[i]);
           w.add(r.point, format_row(s, r, o.format));
           bar.update(++received);

@@ -60,7 +60,7 @@ std::string AnalyticalEngine::description() const {
   return "analytical roofline model of GPUs and CPUs (configs/devices/, docs/analytical-model.md)";
 }
 
-void AnalyticalEngine::check_placement(const Placement& p) const { load_device_spec(p.device, p.overrides); }
+void AnalyticalEngine::check_placement(const Placement& p) const { resolve(p); }
 
 int AnalyticalEngine::replicas(const Placement& p) const {
   DeviceSpec d = load_device_spec(p.device, p.overrides);

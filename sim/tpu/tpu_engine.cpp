@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "common/error.hpp"
 #include "models/work.hpp"
@@ -25,21 +26,25 @@ class TpuEngine final : public Engine {
     return "cycle-approximate SystemC model of a TPU board (MXU, vector unit, HBM/DMA, ICI, host infeed)";
   }
   Availability availability() const override { return {true, true, ""}; }
-  void check_placement(const Placement& p) const override {
-    load_tpu_spec(resolve_config("devices", p.device), p.overrides);
+  void check_placement(const Placement& p) const override { resolve(p); }
+
+  // Device spec (with overrides) and system of a placement; FieldError naming the bad field.
+  static std::pair<TpuSpec, SystemSpec> resolve(const Placement& p) {
+    TpuSpec spec = load_tpu_spec(resolve_config("devices", p.device), p.overrides);
+    SystemSpec sys = find_system(p.system.empty() ? spec.default_system : p.system);
+    if (std::find(sys.devices.begin(), sys.devices.end(), spec.name) == sys.devices.end())
+      throw FieldError("system", "" + sys.name + " does not hold device " + spec.name);
+    if (p.count > sys.max_devices)
+      throw FieldError("count", "" + sys.name + " has at most " + std::to_string(sys.max_devices) +
+                      " TensorCores, got " + std::to_string(p.count));
+    return {spec, sys};
   }
 
   StepReport run_step(const StepRequest& req) override {
     if (!req.graph) throw InternalError("tpu_systemc: no graph");
     const OpGraph& g = *req.graph;
-    TpuSpec spec = load_tpu_spec(resolve_config("devices", req.placement.device), req.placement.overrides);
-    SystemSpec sys = find_system(req.placement.system.empty() ? spec.default_system : req.placement.system);
+    auto [spec, sys] = resolve(req.placement);
     const int count = req.placement.count;
-    if (std::find(sys.devices.begin(), sys.devices.end(), spec.name) == sys.devices.end())
-      throw FieldError("system", "" + sys.name + " does not hold device " + spec.name);
-    if (count > sys.max_devices)
-      throw FieldError("count", "" + sys.name + " has at most " + std::to_string(sys.max_devices) +
-                      " TensorCores, got " + std::to_string(count));
 
     StepReport rep;
     rep.engine = name();

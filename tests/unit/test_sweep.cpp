@@ -1,8 +1,7 @@
 // Sweep library: YAML checks (file:line: key: message before anything runs), grid / random /
 // Latin-hypercube determinism and balance, the Pareto front on a hand-made set, and the
 // row format read back exactly.
-#include <catch2/catch_test_macros.hpp>
-#include <catch2/matchers/catch_matchers_string.hpp>
+#include <catch2/catch.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -16,8 +15,8 @@
 
 using namespace xpusim;
 using namespace xpusim::sweep;
-using Catch::Matchers::ContainsSubstring;
-using Catch::Matchers::StartsWith;
+using Catch::Contains;
+using Catch::StartsWith;
 
 namespace {
 
@@ -60,36 +59,36 @@ TEST_CASE("sweep: a valid sweep loads; columns are fixed then axis fields", "[sw
 TEST_CASE("sweep: YAML errors name file:line and key", "[sweep]") {
   std::string e = load_error("unknown_axis", std::string(kBase) + "  batchsize: [1]\n");
   CHECK_THAT(e, StartsWith(write_yaml("unknown_axis", std::string(kBase) + "  batchsize: [1]\n") + ":5:"));
-  CHECK_THAT(e, ContainsSubstring("axes.batchsize: unknown axis key 'batchsize'"));
+  CHECK_THAT(e, Contains("axes.batchsize: unknown axis key 'batchsize'"));
 
   e = load_error("empty_axis", std::string(kBase) + "  precision: []\n");
-  CHECK_THAT(e, ContainsSubstring(":5:"));
-  CHECK_THAT(e, ContainsSubstring("axes.precision: empty axis"));
+  CHECK_THAT(e, Contains(":5:"));
+  CHECK_THAT(e, Contains("axes.precision: empty axis"));
 
   e = load_error("bad_constraint", std::string(kBase) + "constraints:\n  max: {dollars: 3}\n");
-  CHECK_THAT(e, ContainsSubstring(":6:"));
-  CHECK_THAT(e, ContainsSubstring("constraints.max.dollars: unknown result field 'dollars'"));
+  CHECK_THAT(e, Contains(":6:"));
+  CHECK_THAT(e, Contains("constraints.max.dollars: unknown result field 'dollars'"));
 
   e = load_error("bad_objective", std::string(kBase) + "objectives: [speed]\n");
-  CHECK_THAT(e, ContainsSubstring("objectives.speed: unknown result field"));
+  CHECK_THAT(e, Contains("objectives.speed: unknown result field"));
 
   // A device YAML key is checked by the device's own reader, before any point runs.
   e = load_error("bad_set", "fixed: {device: tpu_v2, model: alexnet, count: 8, batch: 32, precision: bf16}\n"
                             "axes:\n  set.mxu_rows: [128, 0]\n");
-  CHECK_THAT(e, ContainsSubstring(":3:"));
-  CHECK_THAT(e, ContainsSubstring("axes.set.mxu_rows: set.mxu_rows=0"));
-  CHECK_THAT(e, ContainsSubstring("must be in [2, 4096]"));
+  CHECK_THAT(e, Contains(":3:"));
+  CHECK_THAT(e, Contains("axes.set.mxu_rows: set.mxu_rows=0"));
+  CHECK_THAT(e, Contains("must be in [2, 4096]"));
 
   e = load_error("bad_value", std::string(kBase) + "  model: [alexnet, not_a_model]\n");
-  CHECK_THAT(e, ContainsSubstring("axes.model: model=not_a_model"));
+  CHECK_THAT(e, Contains("axes.model: model=not_a_model"));
 
   // A TPU key crossed with a GPU device: caught on the combination, not at point N.
   e = load_error("cross", "fixed: {model: alexnet, batch: 32, precision: fp32}\n"
                           "axes:\n  device: [v100_sxm2_16gb, tpu_v2]\n  set.mxu_rows: [64]\n");
-  CHECK_THAT(e, ContainsSubstring("set.mxu_rows"));
+  CHECK_THAT(e, Contains("device=v100_sxm2_16gb") && Contains("mxu_rows: unknown key"));
 
   e = load_error("no_samples", std::string("sampling: lhs\n") + kBase);
-  CHECK_THAT(e, ContainsSubstring("samples: random and lhs sampling need samples > 0"));
+  CHECK_THAT(e, Contains("samples: random and lhs sampling need samples > 0"));
 }
 
 TEST_CASE("sweep: grid order, last axis fastest", "[sweep]") {
