@@ -4,15 +4,29 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "common/error.hpp"
 
 namespace xpusim::sweep::mpi {
 
 namespace {
-constexpr int kTagRow = 1, kTagDone = 2;
+constexpr int kTagRow = 1, kTagDone = 2, kTagRelease = 3;
+
+// OpenMPI's blocking calls spin on a core. A rank waiting for others (rank 0 for rows, the
+// others for the end) polls and sleeps instead, so that with more ranks than free cores the
+// waiting ranks do not take CPU from those still computing.
+void wait_for(int source, int tag, MPI_Status* st) {
+  int flag = 0;
+  for (;;) {
+    MPI_Iprobe(source, tag, MPI_COMM_WORLD, &flag, st);
+    if (flag) return;
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
 }
+}  // namespace
 
 World init() {
   int inited = 0;
@@ -48,10 +62,20 @@ void send_row(long long index, const std::string& line) {
 
 void send_done() { MPI_Send(nullptr, 0, MPI_CHAR, 0, kTagDone, MPI_COMM_WORLD); }
 
+void release_all(int size) {
+  for (int r = 1; r < size; ++r) MPI_Send(nullptr, 0, MPI_CHAR, r, kTagRelease, MPI_COMM_WORLD);
+}
+
+void wait_release() {
+  MPI_Status st;
+  wait_for(0, kTagRelease, &st);
+  MPI_Recv(nullptr, 0, MPI_CHAR, 0, kTagRelease, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+}
+
 bool receive(bool block, long long& index, std::string& line, bool& done) {
   MPI_Status st;
   if (block) {
-    MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+    wait_for(MPI_ANY_SOURCE, MPI_ANY_TAG, &st);
   } else {
     int flag = 0;
     MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);

@@ -113,8 +113,10 @@ void write_all(int fd, const std::string& s) {
 // Which worker evaluates each point (an index into `todo`). Points that share a training-step
 // graph (same model, batch, precision, count) go to one worker, so each graph is built once
 // in the whole run rather than once per worker: groups, in order of first appearance, go to
-// the worker with the fewest points so far. With fewer groups than 2 per worker that would
-// leave workers idle, so points are then dealt one by one instead. Deterministic either way.
+// the worker with the fewest points so far. Groups can differ a lot in cost (a TPU step at
+// batch 128 simulates ~8x the work of batch 16), so balancing by count needs many groups to
+// even out: with fewer than 8 groups per worker, points are dealt one by one instead (each
+// worker then builds every graph, which is cheap when there are few). Deterministic either way.
 std::vector<int> assign_workers(const SweepSpec& s, const std::vector<Point>& todo, int n) {
   std::vector<int> who(todo.size(), 0);
   if (n <= 1) return who;
@@ -128,7 +130,7 @@ std::vector<int> assign_workers(const SweepSpec& s, const std::vector<Point>& to
     if (fresh) order.push_back(key);
     it->second.push_back(i);
   }
-  if (order.size() < 2 * static_cast<size_t>(n)) {
+  if (order.size() < 8 * static_cast<size_t>(n)) {
     for (size_t i = 0; i < todo.size(); ++i) who[i] = int(i % static_cast<size_t>(n));
     return who;
   }
@@ -320,6 +322,7 @@ RunStats run_sweep(const SweepSpec& s, const RunOptions& o) {
           mpi::send_row(r.point, format_row(s, r, o.format));
         }
         mpi::send_done();
+        mpi::wait_release();  // MPI_Finalize would spin; wait asleep until rank 0 is done
       } else {
         long long received = 0;
         int running = world.size - 1;
@@ -344,6 +347,7 @@ RunStats run_sweep(const SweepSpec& s, const RunOptions& o) {
           take(false);
         }
         while (running > 0) take(true);
+        mpi::release_all(world.size);
       }
     } catch (const std::exception& e) {
       std::fprintf(stderr, "xpusim sweep (rank %d): %s\n", world.rank, e.what());
