@@ -292,8 +292,24 @@ void check_axes(const SweepSpec& s) {
       std::vector<size_t> c = first;
       c[a] = v;
       std::string bad = check_combination(s, c, devices);
-      if (!bad.empty())
-        throw UserError(s.axes[a].where + ": axes." + s.axes[a].name + ": " + describe(s, c, {a}) + ": " + bad);
+      if (bad.empty()) continue;
+      // Blame the axis that sets the field the error names (a bad offer is the offer axis's
+      // fault even when found while trying the first value of another axis).
+      std::string field = bad.substr(0, bad.find(": "));
+      auto sets = [&](size_t x) {
+        for (const auto& val : s.axes[x].values)
+          for (const auto& [k, unused] : val)
+            if (k == field || (field == "set" && k.rfind(kSetPrefix, 0) == 0)) return true;
+        return false;
+      };
+      size_t blame = a;
+      if (!sets(a))
+        for (size_t x = 0; x < s.axes.size(); ++x)
+          if (sets(x)) {
+            blame = x;
+            break;
+          }
+      throw UserError(s.axes[blame].where + ": axes." + s.axes[blame].name + ": " + describe(s, c, {blame}) + ": " + bad);
     }
   const std::set<std::string> placement_keys = {"device", "system", "count", "offer", "pricing", "precision"};
   std::vector<size_t> involved;

@@ -87,6 +87,14 @@ TEST_CASE("sweep: YAML errors name file:line and key", "[sweep]") {
                           "axes:\n  device: [v100_sxm2_16gb, tpu_v2]\n  set.mxu_rows: [64]\n");
   CHECK_THAT(e, Contains("device=v100_sxm2_16gb") && Contains("mxu_rows: unknown key"));
 
+  // A count the device's system cannot hold: the engine's placement check, before any point.
+  e = load_error("count", "fixed: {model: alexnet, batch: 32}\naxes:\n  hw:\n    - {device: v100_sxm2_16gb, count: 8}\n");
+  CHECK_THAT(e, Contains(":4: axes.hw: device=v100_sxm2_16gb, count=8: count: system 'aws_p3_8xlarge' holds at most 4"));
+
+  // A V100 billed as a Cloud TPU.
+  e = load_error("offer", std::string(kBase) + "  offer: [gcp_2018/cloud_tpu_v2-8]\n");
+  CHECK_THAT(e, Contains("axes.offer: offer=gcp_2018/cloud_tpu_v2-8: offer: offer 'gcp_2018/cloud_tpu_v2-8' holds tpu_v2, not v100_sxm2_16gb"));
+
   e = load_error("no_samples", std::string("sampling: lhs\n") + kBase);
   CHECK_THAT(e, Contains("samples: random and lhs sampling need samples > 0"));
 }
@@ -103,7 +111,7 @@ TEST_CASE("sweep: grid order, last axis fastest", "[sweep]") {
 
 TEST_CASE("sweep: random and LHS points depend only on the seed; LHS is balanced", "[sweep]") {
   std::string axes = "fixed: {device: v100_sxm2_16gb, model: alexnet, precision: fp32}\n"
-                     "axes:\n  count: [1, 2, 4, 8]\n  batch: {from: 8, to: 512, count: 7, scale: log}\n";
+                     "axes:\n  count: [1, 2, 3, 4]\n  batch: {from: 8, to: 512, count: 7, scale: log}\n";
   for (std::string sampling : {"random", "lhs"}) {
     SweepSpec a = load_sweep(write_yaml("s1", "sampling: " + sampling + "\nsamples: 100\nseed: 7\n" + axes));
     SweepSpec b = load_sweep(write_yaml("s2", "sampling: " + sampling + "\nsamples: 100\nseed: 7\n" + axes));
