@@ -16,4 +16,8 @@ cmp "$tmp/serial.json" "$tmp/mpi.json" || { echo "FAIL: mpirun -np 2 summary dif
 mpirun "${flags[@]}" -np 3 "$bin" sweep "$sweep" -o "$tmp/mpi3.jsonl" > /dev/null
 "$bin" sweep "$sweep" -o "$tmp/serial.jsonl" > /dev/null
 cmp "$tmp/serial.jsonl" "$tmp/mpi3.jsonl" || { echo "FAIL: mpirun -np 3 rows differ from serial"; exit 1; }
+# A cut file completed by 2 ranks with --resume.
+head -c 1500 "$tmp/serial.csv" > "$tmp/cut.csv"
+mpirun "${flags[@]}" -np 2 "$bin" sweep "$sweep" -o "$tmp/cut.csv" --resume > /dev/null
+cmp "$tmp/serial.csv" "$tmp/cut.csv" || { echo "FAIL: mpirun -np 2 --resume differs from serial"; exit 1; }
 echo "sweep mpi: ok"
