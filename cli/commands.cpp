@@ -33,6 +33,7 @@ void register_all(CLI::App& app) {
   register_systolic(app);
   register_compare(app);
   register_train(app);
+  register_sweep(app);
 }
 
 void add_format_option(CLI::App& cmd, std::string& target, const std::string& choices, const std::string& def) {

@@ -75,10 +75,60 @@ nlohmann::json CompareResult::to_json() const {
   return j;
 }
 
+void price_row(const StudyOption& o, const StudyTarget* target, CompareRow& row) {
+  const PriceCatalog& prices = default_price_catalog();
+  const ConvergenceCatalog& curves = default_convergence_catalog();
+  // Price (a study's is always known: checked when it was loaded; a sweep may leave it out).
+  if (!o.offer.empty()) {
+    row.price_usd_per_h = prices.usd_per_h(o.offer, o.tier);
+    if (row.throughput_samples_per_s && *row.price_usd_per_h > 0)
+      row.samples_per_s_per_usd_per_h = images_per_s_per_usd_per_h(*row.throughput_samples_per_s, *row.price_usd_per_h);
+  }
+  if (!target) return;
+  const StudyTarget& t = *target;
+
+  // Epochs to the target.
+  if (t.accuracy > 0) {
+    const ConvergenceCurve* c = o.convergence.empty()
+                                    ? curves.best(t.model, t.dataset, t.metric, o.precision, row.global_batch)
+                                    : curves.find(o.convergence);
+    if (!c) {
+      if (row.error.empty()) row.error = "no convergence data for " + t.model + " on " + t.dataset + " (" + t.metric + ")";
+      return;
+    }
+    row.curve = c->name;
+    try {
+      row.epochs_to_target = cost::epochs_to_target(*c, t.accuracy, row.global_batch);
+    } catch (const UserError& e) {
+      if (row.error.empty()) row.error = e.what();
+    }
+  } else {
+    row.epochs_to_target = t.epochs;
+  }
+
+  // Time, dollars, energy. Synthetic data measures speed only: no model trains on it.
+  if (o.data == "synthetic") {
+    if (row.error.empty()) row.error = "synthetic data: throughput and price only (training to a target needs real data)";
+  } else if (row.throughput_samples_per_s && row.epochs_to_target) {
+    DatasetSpec ds = find_dataset(t.dataset);
+    double secs = seconds_to_target(*row.throughput_samples_per_s, *row.epochs_to_target, ds.train_examples,
+                                    o.startup_s, o.eval_s_per_epoch);
+    row.hours_to_target = secs / 3600.0;
+    if (!o.offer.empty()) {
+      const PriceOffer& off = prices.get(o.offer);
+      row.billed_hours = billed_seconds(secs, off.billing) / 3600.0;
+      row.cost_to_target_usd = *row.billed_hours * *row.price_usd_per_h;
+      double w = o.power_w ? *o.power_w : off.power_w();
+      if (w > 0) row.energy_kwh = cost::energy_kwh(secs, w);
+    } else if (o.power_w && *o.power_w > 0) {
+      row.energy_kwh = cost::energy_kwh(secs, *o.power_w);
+    }
+  }
+}
+
 CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress) {
   ThroughputFn fn = fn_in ? fn_in : ThroughputFn([](const PredictRequest& r) { return predict(r); });
   const PriceCatalog& prices = default_price_catalog();
-  const ConvergenceCatalog& curves = default_convergence_catalog();
   CompareResult out{s.name, s.description, s.source, {}};
 
   long long to_run = 0;
@@ -171,40 +221,7 @@ CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress
       row.throughput_samples_per_s = tp.value;
       row.error = tp.error;
 
-      // Price (always known: checked when the study was loaded).
-      row.price_usd_per_h = prices.usd_per_h(o.offer, o.tier);
-      if (row.throughput_samples_per_s && *row.price_usd_per_h > 0)
-        row.samples_per_s_per_usd_per_h = images_per_s_per_usd_per_h(*row.throughput_samples_per_s, *row.price_usd_per_h);
-
-      // Epochs to the target.
-      if (t.accuracy > 0) {
-        const ConvergenceCurve* c = o.convergence.empty()
-                                        ? curves.best(t.model, t.dataset, t.metric, o.precision, row.global_batch)
-                                        : curves.find(o.convergence);
-        row.curve = c->name;
-        try {
-          row.epochs_to_target = cost::epochs_to_target(*c, t.accuracy, row.global_batch);
-        } catch (const UserError& e) {
-          if (row.error.empty()) row.error = e.what();
-        }
-      } else {
-        row.epochs_to_target = t.epochs;
-      }
-
-      // Time, dollars, energy. Synthetic data measures speed only: no model trains on it.
-      if (o.data == "synthetic") {
-        if (row.error.empty()) row.error = "synthetic data: throughput and price only (training to a target needs real data)";
-      } else if (row.throughput_samples_per_s && row.epochs_to_target) {
-        DatasetSpec ds = find_dataset(t.dataset);
-        double secs = seconds_to_target(*row.throughput_samples_per_s, *row.epochs_to_target, ds.train_examples,
-                                        o.startup_s, o.eval_s_per_epoch);
-        const PriceOffer& off = prices.get(o.offer);
-        row.hours_to_target = secs / 3600.0;
-        row.billed_hours = billed_seconds(secs, off.billing) / 3600.0;
-        row.cost_to_target_usd = *row.billed_hours * *row.price_usd_per_h;
-        double w = o.power_w ? *o.power_w : off.power_w();
-        if (w > 0) row.energy_kwh = cost::energy_kwh(secs, w);
-      }
+      price_row(o, &t, row);
       out.rows.push_back(row);
     }
   }

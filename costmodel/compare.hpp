@@ -39,6 +39,12 @@ struct CompareResult {
 // Step report for a request; the default calls predict(). Tests inject a fake.
 using ThroughputFn = std::function<StepReport(const PredictRequest&)>;
 
+// Fills a row's price, samples/s per $/h and, given a target, epochs, hours, billed dollars and
+// energy to it, from the row's throughput_samples_per_s and global_batch (the part of a study
+// row that follows the throughput). An option without an offer gets no dollars. Used by
+// run_study and by design-space sweeps (sweep/), so both price points the same way.
+void price_row(const StudyOption& o, const StudyTarget* target, CompareRow& row);
+
 CompareResult run_study(const Study& s, const ThroughputFn& fn = {}, bool progress = false);
 
 // Output: table/markdown/csv (one line per row), JSON (to_json), SVG or HTML chart.

@@ -148,18 +148,9 @@ struct OptionReader {
                                    [](long long v) { return v >= 0 ? "" : "must be > 0"; });
     o.data = r.text("data", std::string("real"), "input data", {"synthetic", "real"});
     o.offer = r.text("offer", std::nullopt, "price offer id (configs/pricing/: catalog/name)");
-    if (!prices.offers.count(o.offer)) r.fail("offer", "unknown price offer '" + o.offer + "' (known: " + prices.known_ids() + ")");
     std::string tier = r.text("pricing", std::string("on_demand"), tier_choices());
-    if (!parse_tier(tier, o.tier)) r.fail("pricing", "'" + tier + "' is not one of " + std::string(tier_choices()));
-    if (!prices.has_price(o.offer, o.tier))
-      r.fail("pricing", "offer '" + o.offer + "' has no " + tier + " price (it has: " + join(prices.tiers_of(o.offer)) + ")");
-    // An offer that lists devices must hold the option's device (catches a TPU priced as a GPU).
-    const PriceOffer& off = prices.get(o.offer);
-    std::vector<std::string> held;
-    for (const auto& c : off.contains)
-      if (std::find(devices.begin(), devices.end(), c.what) != devices.end()) held.push_back(c.what);
-    if (!held.empty() && std::find(held.begin(), held.end(), o.device) == held.end())
-      r.fail("offer", "offer '" + o.offer + "' holds " + join(held) + ", not " + o.device);
+    if (auto bad = offer_problem(prices, o.offer, tier, o.device, devices)) r.fail(bad->first, bad->second);
+    parse_tier(tier, o.tier);
 
     YAML::Node tp = r.child("throughput", "samples/s for the whole job, or predict | measured", true);
     if (!tp.IsScalar()) r.fail("throughput", "expected a number, predict or measured");
@@ -276,6 +267,25 @@ void expand_sweep(const YAML::Node& sw, const YAML::Node& defaults, OptionReader
 }
 
 }  // namespace
+
+std::optional<std::pair<std::string, std::string>> offer_problem(const PriceCatalog& prices, const std::string& offer,
+                                                                const std::string& tier_text, const std::string& device,
+                                                                const std::vector<std::string>& devices) {
+  using P = std::pair<std::string, std::string>;
+  if (!prices.offers.count(offer)) return P{"offer", "unknown price offer '" + offer + "' (known: " + prices.known_ids() + ")"};
+  PricingTier tier;
+  if (!parse_tier(tier_text, tier)) return P{"pricing", "'" + tier_text + "' is not one of " + std::string(tier_choices())};
+  if (!prices.has_price(offer, tier))
+    return P{"pricing", "offer '" + offer + "' has no " + tier_text + " price (it has: " + join(prices.tiers_of(offer)) + ")"};
+  // An offer that lists devices must hold the option's device (catches a TPU priced as a GPU).
+  const PriceOffer& off = prices.get(offer);
+  std::vector<std::string> held;
+  for (const auto& c : off.contains)
+    if (std::find(devices.begin(), devices.end(), c.what) != devices.end()) held.push_back(c.what);
+  if (!held.empty() && std::find(held.begin(), held.end(), device) == held.end())
+    return P{"offer", "offer '" + offer + "' holds " + join(held) + ", not " + device};
+  return std::nullopt;
+}
 
 Study load_study(const std::string& path, const PriceCatalog* catalog) {
   const PriceCatalog& prices = catalog ? *catalog : default_price_catalog();

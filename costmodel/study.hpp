@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "costmodel/pricing.hpp"
@@ -61,6 +62,12 @@ struct Study {
 
 // Loads and validates a study. `catalog` defaults to the configured price catalog.
 Study load_study(const std::string& path, const PriceCatalog* catalog = nullptr);
+
+// Whether `device` may be billed as `offer` at tier `tier_text`: nullopt when it may, else the
+// key (offer | pricing) and the message. Shared by studies and sweeps.
+std::optional<std::pair<std::string, std::string>> offer_problem(const PriceCatalog& prices, const std::string& offer,
+                                                                const std::string& tier_text, const std::string& device,
+                                                                const std::vector<std::string>& devices);
 
 // Device names xpusim knows: configs/devices/*.yaml and every system's `devices:` list.
 std::vector<std::string> known_devices();

@@ -97,7 +97,7 @@ std::shared_ptr<const FrameworkSpec> cached_framework(const std::string& name, c
 }
 
 // The checks of a request that do not depend on its engine (one place, not one per caller).
-void check_request(const PredictRequest& r) {
+void check_request_fields(const PredictRequest& r) {
   if (r.batch_per_device <= 0) throw FieldError("batch", "must be > 0, got " + std::to_string(r.batch_per_device));
   if (r.placement.count <= 0) throw FieldError("count", "must be > 0, got " + std::to_string(r.placement.count));
   if (r.steps <= 0) throw FieldError("steps", "must be > 0, got " + std::to_string(r.steps));
@@ -153,7 +153,7 @@ ResolvedPlacement resolve_placement(const Placement& p, const Engine& engine, co
 }
 
 PreparedRequest prepare_request(const PredictRequest& r) {
-  check_request(r);
+  check_request_fields(r);
   PreparedRequest p;
   p.options.batch = r.batch_per_device;
   if (!parse_precision(r.precision, p.options.precision))
@@ -195,6 +195,8 @@ StepReport run_prepared(const PredictRequest& r, const PreparedRequest& p, const
   rep.data = data_source_name(r.data);
   return rep;
 }
+
+void check_request(const PredictRequest& r) { prepare_request(r); }
 
 StepReport predict(const PredictRequest& r) {
   PreparedRequest p = prepare_request(r);

@@ -40,6 +40,9 @@ ResolvedPlacement resolve_placement(const Placement& p, const Engine& engine, co
                                     bool need_dataset = false);
 
 StepReport predict(const PredictRequest& req);
+// The checks of predict() that need no graph and no simulation (fields, model, engine, the
+// whole placement resolution); throws what predict() would. For sweeps that validate up front.
+void check_request(const PredictRequest& req);
 
 // predict() in two halves, for callers that reuse graphs across many requests (calibration):
 // prepare_request checks the request, resolves the placement and picks the engine and graph

@@ -20,7 +20,8 @@ layer_of() {
     predict/*) echo "predict 4" ;;
     costmodel/*) echo "costmodel 5" ;;
     validation/*) echo "validation 6" ;;
-    cli/*) echo "cli 7" ;;
+    sweep/*) echo "sweep 7" ;;
+    cli/*) echo "cli 8" ;;
     *) echo "" ;;
   esac
 }

@@ -1,0 +1,375 @@
+// The sweep runner: resume bookkeeping, the ordered row writer, and the three ways to spread
+// points (this process, forked workers, MPI ranks). Points are dealt round-robin over the
+// workers (grouped by training-step graph, assign_workers); rows come back in any order and
+// are written in point order.
+#include "sweep/runner.hpp"
+
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "common/error.hpp"
+#include "common/output.hpp"
+#include "common/progress.hpp"
+#include "sweep/mpi_transport.hpp"
+
+namespace xpusim::sweep {
+
+namespace fs = std::filesystem;
+
+bool launched_by_mpi() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"})
+    if (const char* e = std::getenv(v); e && *e) return true;
+  return false;
+}
+
+bool mpi_built() {
+#ifdef XPUSIM_HAVE_MPI
+  return true;
+#else
+  return false;
+#endif
+}
+
+namespace {
+
+// The file's lines; a last line without its newline (a run killed mid-write) is cut off the
+// file so that appending continues on a fresh line.
+std::vector<std::string> complete_lines(const std::string& path) {
+  std::string text = read_text_file(path);
+  size_t end = text.rfind('\n');
+  size_t keep = end == std::string::npos ? 0 : end + 1;
+  if (keep != text.size()) fs::resize_file(path, keep);
+  std::vector<std::string> lines;
+  size_t pos = 0;
+  while (pos < keep) {
+    size_t nl = text.find('\n', pos);
+    lines.push_back(text.substr(pos, nl - pos));
+    pos = nl + 1;
+  }
+  return lines;
+}
+
+// Writes rows in the order of `order`, holding back rows that arrive early.
+class OrderedWriter {
+ public:
+  OrderedWriter(std::ofstream& out, const std::vector<long long>& order) : out_(out), order_(order) {}
+  void add(long long index, std::string line) {
+    pending_.emplace(index, std::move(line));
+    while (next_ < order_.size()) {
+      auto it = pending_.find(order_[next_]);
+      if (it == pending_.end()) break;
+      out_ << it->second << '\n';
+      out_.flush();  // a killed run keeps every row written so far
+      pending_.erase(it);
+      ++next_;
+    }
+  }
+  size_t written() const { return next_; }
+ private:
+  std::ofstream& out_;
+  const std::vector<long long>& order_;
+  std::map<long long, std::string> pending_;
+  size_t next_ = 0;
+};
+
+class Progress {
+ public:
+  Progress(const std::string& name, long long total, bool on)
+      : bar_("sweep " + name, total, on), start_(std::chrono::steady_clock::now()) {}
+  void update(long long done) {
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    bar_.update(done, s > 0 ? fmt_sig(double(done) / s, 3) + " points/s" : "");
+  }
+  void finish() { bar_.finish(); }
+ private:
+  ProgressBar bar_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+void write_all(int fd, const std::string& s) {
+  size_t off = 0;
+  while (off < s.size()) {
+    ssize_t n = ::write(fd, s.data() + off, s.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      _exit(3);  // the parent is gone: nothing to report to
+    }
+    off += static_cast<size_t>(n);
+  }
+}
+
+// Which worker evaluates each point (an index into `todo`). Points that share a training-step
+// graph (same model, batch, precision, count) go to one worker, so each graph is built once
+// in the whole run rather than once per worker: groups, in order of first appearance, go to
+// the worker with the fewest points so far. Groups can differ a lot in cost (a TPU step at
+// batch 128 simulates ~8x the work of batch 16), so balancing by count needs many groups to
+// even out: with fewer than 8 groups per worker, points are dealt one by one instead (each
+// worker then builds every graph, which is cheap when there are few). Deterministic either way.
+std::vector<int> assign_workers(const SweepSpec& s, const std::vector<Point>& todo, int n) {
+  std::vector<int> who(todo.size(), 0);
+  if (n <= 1) return who;
+  std::map<std::string, std::vector<size_t>> groups;
+  std::vector<std::string> order;
+  for (size_t i = 0; i < todo.size(); ++i) {
+    PredictRequest r = request_for(s, todo[i].choice).predict;
+    std::string key = r.model + "|" + std::to_string(r.batch_per_device) + "|" + r.precision + "|" +
+                      std::to_string(r.placement.count);
+    auto [it, fresh] = groups.try_emplace(key);
+    if (fresh) order.push_back(key);
+    it->second.push_back(i);
+  }
+  if (order.size() < 8 * static_cast<size_t>(n)) {
+    for (size_t i = 0; i < todo.size(); ++i) who[i] = int(i % static_cast<size_t>(n));
+    return who;
+  }
+  std::vector<size_t> load(static_cast<size_t>(n), 0);
+  for (const auto& key : order) {
+    size_t w = 0;
+    for (size_t k = 1; k < load.size(); ++k)
+      if (load[k] < load[w]) w = k;
+    for (size_t i : groups[key]) who[i] = int(w);
+    load[w] += groups[key].size();
+  }
+  return who;
+}
+
+// --jobs N: N forked workers, each evaluating its share of the points (assign_workers) and sending
+// "INDEX<TAB>LINE\n" through a pipe; this process only merges.
+void run_forked(const SweepSpec& s, const RowFormat f, const std::vector<Point>& todo, int jobs, OrderedWriter& w,
+                Progress& bar) {
+  const std::vector<int> who = assign_workers(s, todo, jobs);
+  struct Worker {
+    pid_t pid = -1;
+    int fd = -1;
+    std::string buf;
+    long long expected = 0, got = 0;
+  };
+  std::vector<Worker> ws(static_cast<size_t>(jobs));
+  std::fflush(nullptr);
+  for (int k = 0; k < jobs; ++k) {
+    int p[2];
+    if (pipe(p) != 0) throw InternalError(std::string("sweep: pipe failed: ") + std::strerror(errno));
+    pid_t pid = fork();
+    if (pid < 0) throw InternalError(std::string("sweep: fork failed: ") + std::strerror(errno));
+    if (pid == 0) {
+      ::close(p[0]);
+      for (const auto& prev : ws)
+        if (prev.fd >= 0) ::close(prev.fd);
+      int code = 0;
+      try {
+        Evaluator ev;
+        for (size_t i = 0; i < todo.size(); ++i) {
+          if (who[i] != k) continue;
+          PointResult r = ev.evaluate(s, todo[i]);
+          write_all(p[1], std::to_string(r.point) + "\t" + format_row(s, r, f) + "\n");
+        }
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "sweep worker %d: %s\n", k, e.what());
+        code = 1;
+      }
+      ::close(p[1]);
+      _exit(code);  // no destructors or atexit handlers: they belong to the parent
+    }
+    ::close(p[1]);
+    ws[k].pid = pid;
+    ws[k].fd = p[0];
+    for (int x : who) ws[k].expected += x == k;
+  }
+  long long received = 0;
+  size_t open = ws.size();
+  std::vector<char> chunk(1 << 16);
+  while (open > 0) {
+    std::vector<pollfd> fds;
+    std::vector<size_t> who;
+    for (size_t k = 0; k < ws.size(); ++k)
+      if (ws[k].fd >= 0) {
+        fds.push_back({ws[k].fd, POLLIN, 0});
+        who.push_back(k);
+      }
+    if (poll(fds.data(), fds.size(), -1) < 0) {
+      if (errno == EINTR) continue;
+      throw InternalError(std::string("sweep: poll failed: ") + std::strerror(errno));
+    }
+    for (size_t i = 0; i < fds.size(); ++i) {
+      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      Worker& wk = ws[who[i]];
+      ssize_t n = ::read(wk.fd, chunk.data(), chunk.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        ::close(wk.fd);
+        wk.fd = -1;
+        --open;
+        continue;
+      }
+      wk.buf.append(chunk.data(), static_cast<size_t>(n));
+      size_t nl;
+      while ((nl = wk.buf.find('\n')) != std::string::npos) {
+        std::string msg = wk.buf.substr(0, nl);
+        wk.buf.erase(0, nl + 1);
+        size_t tab = msg.find('\t');
+        w.add(std::stoll(msg.substr(0, tab)), msg.substr(tab + 1));
+        ++wk.got;
+        bar.update(++received);
+      }
+    }
+  }
+  std::string failed;
+  for (size_t k = 0; k < ws.size(); ++k) {
+    int st = 0;
+    waitpid(ws[k].pid, &st, 0);
+    if (ws[k].got != ws[k].expected || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+      failed += " worker " + std::to_string(k) + " sent " + std::to_string(ws[k].got) + " of " +
+                std::to_string(ws[k].expected) + " rows";
+  }
+  if (!failed.empty()) throw InternalError("sweep:" + failed + " (rows written so far are kept; rerun with resume)");
+}
+
+}  // namespace
+
+std::vector<PointResult> read_rows(const SweepSpec& s, const std::string& path, RowFormat f) {
+  std::vector<PointResult> rows;
+  std::vector<std::string> lines = complete_lines(path);
+  size_t first = 0;
+  if (f == RowFormat::csv) {
+    if (lines.empty()) return rows;
+    if (lines[0] != csv_header(s))
+      throw UserError(path + ":1: the columns are not this sweep's (" + s.name +
+                      "); write to another file or run without resume");
+    first = 1;
+  }
+  for (size_t i = first; i < lines.size(); ++i)
+    rows.push_back(parse_row(s, lines[i], f, path + ":" + std::to_string(i + 1)));
+  return rows;
+}
+
+RunStats run_sweep(const SweepSpec& s, const RunOptions& o) {
+  auto t0 = std::chrono::steady_clock::now();
+  RunStats st;
+  mpi::World world;
+  if (o.mpi) world = mpi::init();
+  st.root = world.rank == 0;
+  st.processes = o.mpi ? world.size : o.jobs;
+  const std::vector<Point> points = make_points(s);
+  st.points = static_cast<long long>(points.size());
+
+  // Rank 0 (or the only process) decides what is left to run.
+  std::vector<long long> todo_idx;
+  std::ofstream out;
+  if (st.root) {
+    std::set<long long> done;
+    if (o.resume && fs::exists(o.output)) {
+      std::vector<PointResult> have = read_rows(s, o.output, o.format);
+      for (size_t i = 0; i < have.size(); ++i) {
+        const PointResult& r = have[i];
+        std::string where = o.output + ":" + std::to_string(i + (o.format == RowFormat::csv ? 2 : 1));
+        if (r.point < 0 || r.point >= st.points)
+          throw UserError(where + ": point " + std::to_string(r.point) + " is not a point of sweep " + s.name);
+        // The request fields must be this sweep's for that point: catches a file of another sweep.
+        const Point& p = points[static_cast<size_t>(r.point)];
+        std::map<std::string, std::string> eff;
+        for (const auto& [k, v] : s.fixed) eff[k] = v;
+        for (size_t a = 0; a < s.axes.size(); ++a)
+          for (const auto& [k, v] : s.axes[a].values[p.choice[a]]) eff[k] = v;
+        for (size_t c = 0; c < s.columns.size(); ++c)
+          if (r.request[c] != eff[s.columns[c]])
+            throw UserError(where + ": point " + std::to_string(r.point) + " has " + s.columns[c] + "=" + r.request[c] +
+                            ", but this sweep's point " + std::to_string(r.point) + " has " + s.columns[c] + "=" +
+                            eff[s.columns[c]] + "; write to another file or run without resume");
+        if (!done.insert(r.point).second) throw UserError(where + ": point " + std::to_string(r.point) + " twice");
+      }
+      // An empty file (or one whose header was cut short) gets its header again.
+      bool header = o.format == RowFormat::csv && fs::file_size(o.output) == 0;
+      out.open(o.output, std::ios::app | std::ios::binary);
+      if (header) out << csv_header(s) << '\n';
+    } else {
+      out.open(o.output, std::ios::trunc | std::ios::binary);
+      if (o.format == RowFormat::csv) out << csv_header(s) << '\n';
+    }
+    if (!out) throw UserError(o.output + ": cannot write");
+    out.flush();
+    for (const auto& p : points)
+      if (!done.count(p.index)) todo_idx.push_back(p.index);
+    st.resumed = static_cast<long long>(done.size());
+  }
+  if (o.mpi) mpi::broadcast(todo_idx);
+  std::vector<Point> todo;
+  todo.reserve(todo_idx.size());
+  for (long long i : todo_idx) todo.push_back(points[static_cast<size_t>(i)]);
+  st.computed = static_cast<long long>(todo.size());
+
+  OrderedWriter w(out, todo_idx);
+  Progress bar(s.name, st.computed, o.progress && st.root);
+  if (o.mpi && world.size > 1) {
+    Evaluator ev;
+    const std::vector<int> who = assign_workers(s, todo, world.size);
+    try {
+      if (!st.root) {
+        for (size_t i = 0; i < todo.size(); ++i) {
+          if (who[i] != world.rank) continue;
+          PointResult r = ev.evaluate(s, todo[i]);
+          mpi::send_row(r.point, format_row(s, r, o.format));
+        }
+        mpi::send_done();
+        mpi::wait_release();  // MPI_Finalize would spin; wait asleep until rank 0 is done
+      } else {
+        long long received = 0;
+        int running = world.size - 1;
+        long long idx = 0;
+        std::string line;
+        bool done = false;
+        auto take = [&](bool block) {
+          while (running > 0 && mpi::receive(block, idx, line, done)) {
+            if (done) --running;
+            else {
+              w.add(idx, line);
+              bar.update(++received);
+            }
+            if (block) break;
+          }
+        };
+        for (size_t i = 0; i < todo.size(); ++i) {
+          if (who[i] != 0) continue;
+          PointResult r = ev.evaluate(s, todo[i]);
+          w.add(r.point, format_row(s, r, o.format));
+          bar.update(++received);
+          take(false);
+        }
+        while (running > 0) take(true);
+        mpi::release_all(world.size);
+      }
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "xpusim sweep (rank %d): %s\n", world.rank, e.what());
+      mpi::abort_all(1);
+    }
+  } else if (o.jobs > 1 && !todo.empty()) {
+    run_forked(s, o.format, todo, o.jobs, w, bar);
+  } else {
+    Evaluator ev;
+    long long k = 0;
+    for (const auto& p : todo) {
+      PointResult r = ev.evaluate(s, p);
+      w.add(r.point, format_row(s, r, o.format));
+      bar.update(++k);
+    }
+  }
+  bar.finish();
+  if (st.root && w.written() != todo.size())
+    throw InternalError("sweep: " + std::to_string(w.written()) + " of " + std::to_string(todo.size()) + " rows written");
+  if (o.mpi) mpi::finalize();
+  st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return st;
+}
+
+}  // namespace xpusim::sweep

@@ -1,0 +1,202 @@
+// Sweep library: YAML checks (file:line: key: message before anything runs), grid / random /
+// Latin-hypercube determinism and balance, the Pareto front on a hand-made set, and the
+// row format read back exactly.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "common/error.hpp"
+#include "sweep/points.hpp"
+#include "sweep/results.hpp"
+#include "sweep/sweep_spec.hpp"
+
+using namespace xpusim;
+using namespace xpusim::sweep;
+using Catch::Contains;
+using Catch::StartsWith;
+
+namespace {
+
+std::string write_yaml(const std::string& name, const std::string& text) {
+  auto dir = std::filesystem::temp_directory_path() / "xpusim_test_sweep";
+  std::filesystem::create_directories(dir);
+  std::string path = (dir / (name + ".yaml")).string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string load_error(const std::string& name, const std::string& text) {
+  std::string path = write_yaml(name, text);
+  try {
+    load_sweep(path);
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const char* kBase =
+    "fixed: {device: v100_sxm2_16gb, model: alexnet, precision: fp32}\n"
+    "axes:\n"
+    "  count: [1, 2, 4]\n"
+    "  batch: [32, 64]\n";
+
+}  // namespace
+
+TEST_CASE("sweep: a valid sweep loads; columns are fixed then axis fields", "[sweep]") {
+  SweepSpec s = load_sweep(write_yaml("ok", kBase));
+  REQUIRE(s.axes.size() == 2);
+  CHECK(s.grid_size() == 6);
+  CHECK(s.columns == std::vector<std::string>{"device", "model", "precision", "count", "batch"});
+  CHECK(s.objectives.size() == 1);
+  CHECK(s.objectives[0].field == "throughput_samples_per_s");
+  CHECK(s.objectives[0].maximize);
+}
+
+TEST_CASE("sweep: YAML errors name file:line and key", "[sweep]") {
+  std::string e = load_error("unknown_axis", std::string(kBase) + "  batchsize: [1]\n");
+  CHECK_THAT(e, StartsWith(write_yaml("unknown_axis", std::string(kBase) + "  batchsize: [1]\n") + ":5:"));
+  CHECK_THAT(e, Contains("axes.batchsize: unknown axis key 'batchsize'"));
+
+  e = load_error("empty_axis", std::string(kBase) + "  precision: []\n");
+  CHECK_THAT(e, Contains(":5:"));
+  CHECK_THAT(e, Contains("axes.precision: empty axis"));
+
+  e = load_error("bad_constraint", std::string(kBase) + "constraints:\n  max: {dollars: 3}\n");
+  CHECK_THAT(e, Contains(":6:"));
+  CHECK_THAT(e, Contains("constraints.max.dollars: unknown result field 'dollars'"));
+
+  e = load_error("bad_objective", std::string(kBase) + "objectives: [speed]\n");
+  CHECK_THAT(e, Contains("objectives.speed: unknown result field"));
+
+  // A device YAML key is checked by the device's own reader, before any point runs.
+  e = load_error("bad_set", "fixed: {device: tpu_v2, model: alexnet, count: 8, batch: 32, precision: bf16}\n"
+                            "axes:\n  set.mxu_rows: [128, 0]\n");
+  CHECK_THAT(e, Contains(":3:"));
+  CHECK_THAT(e, Contains("axes.set.mxu_rows: set.mxu_rows=0"));
+  CHECK_THAT(e, Contains("must be in [2, 4096]"));
+
+  e = load_error("bad_value", std::string(kBase) + "  model: [alexnet, not_a_model]\n");
+  CHECK_THAT(e, Contains("axes.model: model=not_a_model"));
+
+  // A TPU key crossed with a GPU device: caught on the combination, not at point N.
+  e = load_error("cross", "fixed: {model: alexnet, batch: 32, precision: fp32}\n"
+                          "axes:\n  device: [v100_sxm2_16gb, tpu_v2]\n  set.mxu_rows: [64]\n");
+  CHECK_THAT(e, Contains("device=v100_sxm2_16gb") && Contains("mxu_rows: unknown key"));
+
+  // A count the device's system cannot hold: the engine's placement check, before any point.
+  e = load_error("count", "fixed: {model: alexnet, batch: 32}\naxes:\n  hw:\n    - {device: v100_sxm2_16gb, count: 8}\n");
+  CHECK_THAT(e, Contains(":4: axes.hw: device=v100_sxm2_16gb, count=8: count: system 'aws_p3_8xlarge' holds at most 4"));
+
+  // A V100 billed as a Cloud TPU.
+  e = load_error("offer", std::string(kBase) + "  offer: [gcp_2018/cloud_tpu_v2-8]\n");
+  CHECK_THAT(e, Contains("axes.offer: offer=gcp_2018/cloud_tpu_v2-8: offer: offer 'gcp_2018/cloud_tpu_v2-8' holds tpu_v2, not v100_sxm2_16gb"));
+
+  e = load_error("no_samples", std::string("sampling: lhs\n") + kBase);
+  CHECK_THAT(e, Contains("samples: random and lhs sampling need samples > 0"));
+}
+
+TEST_CASE("sweep: grid order, last axis fastest", "[sweep]") {
+  SweepSpec s = load_sweep(write_yaml("grid", kBase));
+  auto p = make_points(s);
+  REQUIRE(p.size() == 6);
+  CHECK(p[0].choice == std::vector<size_t>{0, 0});
+  CHECK(p[1].choice == std::vector<size_t>{0, 1});
+  CHECK(p[2].choice == std::vector<size_t>{1, 0});
+  CHECK(p[5].choice == std::vector<size_t>{2, 1});
+}
+
+TEST_CASE("sweep: random and LHS points depend only on the seed; LHS is balanced", "[sweep]") {
+  std::string axes = "fixed: {device: v100_sxm2_16gb, model: alexnet, precision: fp32}\n"
+                     "axes:\n  count: [1, 2, 3, 4]\n  batch: {from: 8, to: 512, count: 7, scale: log}\n";
+  for (std::string sampling : {"random", "lhs"}) {
+    SweepSpec a = load_sweep(write_yaml("s1", "sampling: " + sampling + "\nsamples: 100\nseed: 7\n" + axes));
+    SweepSpec b = load_sweep(write_yaml("s2", "sampling: " + sampling + "\nsamples: 100\nseed: 7\n" + axes));
+    SweepSpec c = load_sweep(write_yaml("s3", "sampling: " + sampling + "\nsamples: 100\nseed: 8\n" + axes));
+    auto pa = make_points(a), pb = make_points(b), pc = make_points(c);
+    REQUIRE(pa.size() == 100);
+    bool same = true, differs = false;
+    for (size_t i = 0; i < pa.size(); ++i) {
+      same = same && pa[i].choice == pb[i].choice;
+      differs = differs || pa[i].choice != pc[i].choice;
+    }
+    CHECK(same);
+    CHECK(differs);
+    if (sampling == "lhs") {
+      // 100 points over 4 and 7 values: each value 25 times, and 14 or 15 times.
+      std::map<size_t, int> n0, n1;
+      for (const auto& p : pa) {
+        ++n0[p.choice[0]];
+        ++n1[p.choice[1]];
+      }
+      for (auto [v, n] : n0) CHECK(n == 25);
+      REQUIRE(n1.size() == 7);
+      for (auto [v, n] : n1) CHECK((n == 14 || n == 15));
+    }
+  }
+  // The log range 8..512 in 7 steps is 8, 16, ..., 512 (integers for batch).
+  SweepSpec s = load_sweep(write_yaml("s4", "sampling: random\nsamples: 3\n" + axes));
+  std::vector<std::string> batches;
+  for (const auto& v : s.axes[1].values) batches.push_back(v[0].second);
+  CHECK(batches == std::vector<std::string>{"8", "16", "32", "64", "128", "256", "512"});
+}
+
+TEST_CASE("sweep: splitmix64 reference values", "[sweep]") {
+  // First outputs for seed 0 (the generator's published reference sequence).
+  SplitMix64 r(0);
+  CHECK(r.next() == 0xE220A8397B1DCDAFULL);
+  CHECK(r.next() == 0x6E789E6AA1B965F4ULL);
+}
+
+TEST_CASE("sweep: Pareto front of a hand-made set", "[sweep]") {
+  // Minimise time, maximise throughput. Points (time, throughput):
+  // 0 (1, 10) front; 1 (2, 20) front; 2 (2, 15) dominated by 1; 3 (3, 20) dominated by 1;
+  // 4 (0.5, 5) front; 5 (1, 10) equal to 0: not dominated (no strictly better) -> front;
+  // 6 status infeasible; 7 lacks throughput.
+  std::vector<std::pair<double, double>> v = {{1, 10}, {2, 20}, {2, 15}, {3, 20}, {0.5, 5}, {1, 10}, {0.1, 100}, {0.1, 0}};
+  std::vector<PointResult> rows;
+  for (size_t i = 0; i < v.size(); ++i) {
+    PointResult r;
+    r.point = long(i);
+    r.status = i == 6 ? "infeasible" : "ok";
+    r.values["step_time_s"] = v[i].first;
+    if (i != 7) r.values["throughput_samples_per_s"] = v[i].second;
+    rows.push_back(r);
+  }
+  std::vector<Objective> objs = {{"step_time_s", false}, {"throughput_samples_per_s", true}};
+  CHECK(pareto_front(rows, objs) == std::vector<size_t>{0, 1, 4, 5});
+  // One objective: the best (ties all stay).
+  CHECK(pareto_front(rows, {{"step_time_s", false}}) == std::vector<size_t>{7});
+  CHECK(pareto_front(rows, {{"throughput_samples_per_s", true}}) == std::vector<size_t>{1, 3});
+}
+
+TEST_CASE("sweep: rows read back as written (CSV and JSONL)", "[sweep]") {
+  SweepSpec s = load_sweep(write_yaml("rows", kBase));
+  PointResult r;
+  r.point = 4;
+  r.request = {"v100_sxm2_16gb", "alexnet", "fp32", "4", "32"};
+  r.status = "infeasible";
+  r.engine = "analytical";
+  r.values["step_time_s"] = 0.123456789012;
+  r.values["memory_bytes"] = 17179869184.0;
+  r.fits_in_memory = false;
+  r.note = "a, \"quoted\"\nnote";
+  for (auto f : {RowFormat::csv, RowFormat::jsonl}) {
+    std::string line = format_row(s, r, f);
+    CHECK(line.find('\n') == std::string::npos);
+    PointResult b = parse_row(s, line, f, "x:1");
+    CHECK(b.point == 4);
+    CHECK(b.request == r.request);
+    CHECK(b.status == "infeasible");
+    CHECK(b.values.at("memory_bytes") == 17179869184.0);
+    CHECK(b.values.at("step_time_s") == 0.123456789);
+    CHECK(b.values.count("throughput_samples_per_s") == 0);
+    CHECK(b.fits_in_memory == std::optional<bool>(false));
+    CHECK(b.note == "a, \"quoted\" note");
+    CHECK(format_row(s, b, f) == line);
+  }
+  CHECK_THROWS_AS(parse_row(s, "1,2,3", RowFormat::csv, "x:2"), UserError);
+}
