@@ -10,7 +10,6 @@
 #include "common/error.hpp"
 #include "common/progress.hpp"
 #include "validation/calibrate.hpp"
-#include "validation/cost_link.hpp"
 #include "validation/measure.hpp"
 #include "validation/report_html.hpp"
 #include "validation/validate.hpp"
@@ -64,7 +63,6 @@ void register_validate(CLI::App& app) {
       throw UserError("--reference: give exactly one of --reference FILE or --measure cpu|cuda");
     ValidateOptions vo;
     vo.progress = true;
-    vo.cost = costmodel_hooks();  // prices and accuracy curves from configs/pricing, configs/convergence
     vo.baseline_device = a->baseline;
     for (const auto& path : a->calibrations) {
       CalibrationOverlay ov = load_calibration_overlay(path);

@@ -14,8 +14,9 @@
 #include <vector>
 
 #include "common/output.hpp"
+#include "costmodel/convergence.hpp"
+#include "costmodel/pricing.hpp"
 #include "predict/predict.hpp"
-#include "validation/cost_hooks.hpp"
 #include "validation/metrics.hpp"
 #include "validation/reference_csv.hpp"
 
@@ -26,7 +27,10 @@ using PredictFn = std::function<StepReport(const PredictRequest&)>;
 
 struct ValidateOptions {
   PredictFn predict;                                           // empty = xpusim::predict
-  CostHooks cost;
+  // Catalogs of the cost-based metrics; null = configs/pricing and configs/convergence
+  // (tests pass their own).
+  const cost::PriceCatalog* prices = nullptr;
+  const cost::ConvergenceCatalog* curves = nullptr;
   std::map<std::string, std::vector<std::string>> overrides;   // device -> KEY=VALUE (calibration overlays)
   // Device of the *_relative_to_k80 baselines: one die, the device's default system
   // (Max Woolf's 2017 study priced and timed one K80 die).
