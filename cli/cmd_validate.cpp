@@ -37,7 +37,7 @@ struct ValidateArgs {
 void register_validate(CLI::App& app) {
   auto a = std::make_shared<ValidateArgs>();
   auto* cmd = app.add_subcommand("validate", "compare predictions with published or measured results (MAPE tables, report)");
-  cmd->add_option("--reference", a->reference, "reference CSV (format of shared/reference/published_calibration.csv)");
+  cmd->add_option("--reference", a->reference, "reference CSV (format of tests/data/reference/published_calibration.csv)");
   add_format_option(*cmd, a->format, "table|json|csv", "table");
   cmd->add_option("--report", a->report, "write DIR/index.html (SVG plots) and DIR/validation.json");
   cmd->add_option("--calibration", a->calibrations,
