@@ -1,6 +1,6 @@
 // `xpusim validate`: predicted vs reference for every row of a reference CSV (or for rows
-// measured on this machine with --measure), with errors per row and MAPE per device, model
-// and metric; --report writes an HTML page with SVG plots.
+// measured on this machine with --measure), with errors per row and MAPE per device, model,
+// metric and framework; --report writes an HTML page with SVG plots.
 #include <filesystem>
 #include <fstream>
 #include <iostream>

@@ -338,6 +338,9 @@ void summarize(ValidationResult& r) {
   r.by_device = group_errors(r.rows, [](const RowResult& x) { return x.row.device; });
   r.by_model = group_errors(r.rows, [](const RowResult& x) { return x.row.model; });
   r.by_metric = group_errors(r.rows, [](const RowResult& x) { return x.row.metric; });
+  r.by_framework = group_errors(r.rows, [](const RowResult& x) {
+    return x.row.framework.empty() ? std::string(kUnspecifiedFramework) : x.row.framework;
+  });
 }
 
 ValidationResult validate_rows(const std::vector<ReferenceRow>& rows, const ValidateOptions& opts,

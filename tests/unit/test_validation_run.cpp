@@ -117,6 +117,35 @@ TEST_CASE("validate: throughput and epoch times follow the engine", "[validation
   CHECK(r.by_device[0].mape_pct == Approx((std::fabs(errs[0]) + std::fabs(errs[1])) / 2));
 }
 
+TEST_CASE("validate: MAPE per framework, in JSON and the table", "[validation][run]") {
+  test::FakeConfigDir cfg;
+  double thr = fake_throughput("mnist_mlp", 128, 1, 10, 0.5, 0.002);
+  // References chosen so the errors are exactly +10%, -20% (tf) and +50% (pytorch, empty).
+  auto ref = [&](double err_pct) { return std::to_string(thr / (1 + err_pct / 100)); };
+  auto r = run("s,fake_gpu,1,,tf,mnist_mlp,mnist,128,fp32,synthetic,train_throughput," + ref(10) + ",images/s,\n" +
+               "s,fake_gpu,1,,tf,mnist_mlp,mnist,128,fp32,synthetic,train_throughput," + ref(-20) + ",images/s,\n" +
+               "s,fake_gpu,1,,pytorch,mnist_mlp,mnist,128,fp32,synthetic,train_throughput," + ref(50) + ",images/s,\n" +
+               "s,fake_gpu,1,,,mnist_mlp,mnist,128,fp32,synthetic,train_throughput," + ref(-50) + ",images/s,\n" +
+               "s,fake_gpu,1,,mxnet,mnist_mlp,mnist,128,fp32,synthetic,bogus_metric,1,x,\n");  // skipped: no group
+  REQUIRE(r.by_framework.size() == 3);
+  CHECK(r.by_framework[0].key == "pytorch");
+  CHECK(r.by_framework[0].rows == 1);
+  CHECK(r.by_framework[0].mape_pct == Approx(50).epsilon(1e-4));
+  CHECK(r.by_framework[1].key == "tf");
+  CHECK(r.by_framework[1].rows == 2);
+  CHECK(r.by_framework[1].mape_pct == Approx(15).epsilon(1e-4));
+  CHECK(r.by_framework[1].mean_error_pct == Approx(-5).epsilon(1e-4));
+  CHECK(r.by_framework[2].key == kUnspecifiedFramework);
+  CHECK(r.by_framework[2].mean_error_pct == Approx(-50).epsilon(1e-4));
+  auto j = validation_json(r);
+  REQUIRE(j["summary"]["by_framework"].size() == 3);
+  CHECK(j["summary"]["by_framework"]["tf"]["rows"] == 2);
+  CHECK(j["summary"]["by_framework"]["unspecified"]["mape_pct"].get<double>() == Approx(50).epsilon(1e-4));
+  std::ostringstream table;
+  print_validation(table, r, OutputFormat::table);
+  CHECK_THAT(table.str(), Catch::Contains("framework") && Catch::Contains("pytorch"));
+}
+
 TEST_CASE("validate: every skipped row keeps its reason", "[validation][run]") {
   test::FakeConfigDir cfg;
   auto r = run(
