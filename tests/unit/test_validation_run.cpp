@@ -110,7 +110,8 @@ TEST_CASE("validate: throughput and epoch times follow the engine", "[validation
   CHECK(at_line(r, 4).engine == "fake");
   std::vector<double> errs;
   for (const auto& x : r.rows) errs.push_back(*x.error_pct);
-  CHECK(*r.mape_pct == Approx(*mape_pct(errs)));
+  // MAPE by hand (not through mape_pct(), which would compare the summary with itself).
+  CHECK(*r.mape_pct == Approx((std::fabs(errs[0]) + std::fabs(errs[1]) + std::fabs(errs[2])) / 3));
   REQUIRE(r.by_device.size() == 2);
   CHECK(r.by_device[0].key == "fake_gpu");
   CHECK(r.by_device[0].rows == 2);
