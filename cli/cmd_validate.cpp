@@ -1,6 +1,6 @@
 // `xpusim validate`: predicted vs reference for every row of a reference CSV (or for rows
-// measured on this machine with --measure), with errors per row and MAPE per device, model
-// and metric; --report writes an HTML page with SVG plots.
+// measured on this machine with --measure), with errors per row and MAPE per device, model,
+// metric and framework; --report writes an HTML page with SVG plots.
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -10,7 +10,6 @@
 #include "common/error.hpp"
 #include "common/progress.hpp"
 #include "validation/calibrate.hpp"
-#include "validation/cost_link.hpp"
 #include "validation/measure.hpp"
 #include "validation/report_html.hpp"
 #include "validation/validate.hpp"
@@ -38,7 +37,7 @@ struct ValidateArgs {
 void register_validate(CLI::App& app) {
   auto a = std::make_shared<ValidateArgs>();
   auto* cmd = app.add_subcommand("validate", "compare predictions with published or measured results (MAPE tables, report)");
-  cmd->add_option("--reference", a->reference, "reference CSV (format of shared/reference/published_calibration.csv)");
+  cmd->add_option("--reference", a->reference, "reference CSV (format of tests/data/reference/published_calibration.csv)");
   add_format_option(*cmd, a->format, "table|json|csv", "table");
   cmd->add_option("--report", a->report, "write DIR/index.html (SVG plots) and DIR/validation.json");
   cmd->add_option("--calibration", a->calibrations,
@@ -66,7 +65,6 @@ void register_validate(CLI::App& app) {
       throw UserError("--reference: give exactly one of --reference FILE or --measure cpu|cuda");
     ValidateOptions vo;
     vo.progress = true;
-    vo.cost = costmodel_hooks();  // prices and accuracy curves from configs/pricing, configs/convergence
     vo.baseline_device = a->baseline;
     vo.framework = a->framework;
     for (const auto& path : a->calibrations) {

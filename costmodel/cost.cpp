@@ -1,6 +1,7 @@
 // Cost formulas (see docs/cost-model.md) and the catalog-backed query used by validation.
-#include <cmath>
 #include "costmodel/cost.hpp"
+
+#include <cmath>
 
 #include "common/error.hpp"
 #include "costmodel/convergence.hpp"
@@ -28,6 +29,16 @@ double images_per_s_per_usd_per_h(double throughput, double usd_per_h) {
   return throughput / usd_per_h;
 }
 
+double time_relative(double throughput, double baseline_throughput) {
+  if (throughput <= 0 || baseline_throughput <= 0) throw UserError("throughput must be > 0 samples/s");
+  return (1.0 / throughput) / (1.0 / baseline_throughput);
+}
+
+double cost_relative(double throughput, double usd_per_h, double baseline_throughput, double baseline_usd_per_h) {
+  if (usd_per_h <= 0 || baseline_usd_per_h <= 0) throw UserError("price must be > 0 USD/h for a cost ratio");
+  return time_relative(throughput, baseline_throughput) * (usd_per_h / baseline_usd_per_h);
+}
+
 double energy_kwh(double run_s, double power_w) { return power_w * run_s / 3600.0 / 1000.0; }
 
 std::optional<double> breakeven_runs(double purchase_usd, double owned_electricity_usd_per_run,
@@ -44,10 +55,14 @@ std::optional<double> breakeven_hours(double purchase_usd, double rent_usd_per_h
 }
 
 CostResult evaluate_cost(const CostQuery& q) {
+  static const PriceCatalog no_prices;  // a query without an offer needs no price files
+  return evaluate_cost(q, q.offer.empty() ? no_prices : default_price_catalog(), default_convergence_catalog());
+}
+
+CostResult evaluate_cost(const CostQuery& q, const PriceCatalog& pc, const ConvergenceCatalog& cat) {
   CostResult r;
   DatasetSpec ds = find_dataset(q.dataset);
   if (q.accuracy > 0) {
-    const ConvergenceCatalog& cat = default_convergence_catalog();
     const ConvergenceCurve* c = q.curve.empty() ? cat.best(q.model, q.dataset, q.metric, q.precision, q.global_batch)
                                                 : cat.find(q.curve);
     if (!c)
@@ -63,11 +78,11 @@ CostResult evaluate_cost(const CostQuery& q) {
   r.seconds = seconds_to_target(q.throughput_samples_per_s, r.epochs, ds.train_examples, q.startup_s, q.eval_s_per_epoch);
   r.hours = r.seconds / 3600.0;
   if (!q.offer.empty()) {
-    const PriceCatalog& pc = default_price_catalog();
     const PriceOffer& o = pc.get(q.offer);
     r.usd_per_h = pc.usd_per_h(q.offer, q.tier);
     r.billed_hours = billed_seconds(r.seconds, o.billing) / 3600.0;
     r.cost_usd = *r.billed_hours * *r.usd_per_h;
+    r.usage_cost_usd = r.hours * *r.usd_per_h;
     if (*r.usd_per_h > 0) r.images_per_s_per_usd_per_h = q.throughput_samples_per_s / *r.usd_per_h;
     if (o.power_w() > 0) r.energy_kwh = energy_kwh(r.seconds, o.power_w());
   }
@@ -76,7 +91,12 @@ CostResult evaluate_cost(const CostQuery& q) {
 
 double epochs_to_target(const std::string& model, const std::string& dataset, const std::string& metric,
                         double accuracy, int64_t global_batch, const std::string& precision) {
-  const ConvergenceCatalog& cat = default_convergence_catalog();
+  return epochs_to_target(default_convergence_catalog(), model, dataset, metric, accuracy, global_batch, precision);
+}
+
+double epochs_to_target(const ConvergenceCatalog& cat, const std::string& model, const std::string& dataset,
+                        const std::string& metric, double accuracy, int64_t global_batch,
+                        const std::string& precision) {
   const ConvergenceCurve* c = cat.best(model, dataset, metric, precision, global_batch);
   if (!c) throw UserError("no convergence curve for " + model + " on " + dataset + " (" + metric + "); known curves: " + cat.names());
   return epochs_to_target(*c, accuracy, global_batch);
@@ -84,7 +104,12 @@ double epochs_to_target(const std::string& model, const std::string& dataset, co
 
 std::string epochs_input_source(const std::string& model, const std::string& dataset, const std::string& metric,
                                 double accuracy, int64_t global_batch, const std::string& precision) {
-  const ConvergenceCatalog& cat = default_convergence_catalog();
+  return epochs_input_source(default_convergence_catalog(), model, dataset, metric, accuracy, global_batch, precision);
+}
+
+std::string epochs_input_source(const ConvergenceCatalog& cat, const std::string& model, const std::string& dataset,
+                                const std::string& metric, double accuracy, int64_t global_batch,
+                                const std::string& precision) {
   const ConvergenceCurve* c = cat.best(model, dataset, metric, precision, global_batch);
   if (!c || (global_batch > 0 && global_batch != c->global_batch)) return {};
   // Name the file from its configs/ folder on: the same text from every checkout.

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "costmodel/convergence.hpp"
 #include "costmodel/pricing.hpp"
 
 namespace xpusim::cost {
@@ -23,6 +24,15 @@ double cost_usd(double run_s, double usd_per_h, const BillingRule& billing);
 // The RiseML metric "images/s per $/h" (samples/s per USD/h).
 double images_per_s_per_usd_per_h(double throughput_samples_per_s, double usd_per_h);
 
+// One job's time on a placement relative to the same job on a baseline placement (the
+// *_relative_to_k80 figures of Max Woolf's 2017 study): the epochs and examples are the
+// same on both sides, so the ratio of whole-training times is the inverse throughput ratio.
+double time_relative(double throughput_samples_per_s, double baseline_throughput_samples_per_s);
+// Same for dollars: the time ratio times the ratio of the two hourly prices (each side paid
+// for its own training time at its own rate, no billing increments).
+double cost_relative(double throughput_samples_per_s, double usd_per_h, double baseline_throughput_samples_per_s,
+                     double baseline_usd_per_h);
+
 // Energy of `run_s` seconds at `power_w`, kWh.
 double energy_kwh(double run_s, double power_w);
 
@@ -33,9 +43,10 @@ std::optional<double> breakeven_runs(double purchase_usd, double owned_electrici
 // Same in busy hours, for equal-speed hardware: purchase / (rent/h - electricity/h).
 std::optional<double> breakeven_hours(double purchase_usd, double rent_usd_per_h, double electricity_usd_per_h);
 
-// --- Catalog-backed API for validation (`xpusim validate` rows whose metric is cost-based:
-// epochs_to_top1_X, hours_to_top5_X, minutes_to_top1_X, cost_to_top1_X, images_per_s_per_usd_per_h,
-// time_relative_to_k80, cost_relative_to_k80). See costmodel/README.md.
+// --- Catalog-backed API: the one place time and cost to a target are computed. `xpusim
+// validate` calls it for every cost-based metric (epochs_to_top1_X, hours_to_top5_X,
+// minutes_to_top1_X, cost_to_top1_X, images_per_s_per_usd_per_h, time_relative_to_k80,
+// cost_relative_to_k80). See costmodel/README.md.
 struct CostQuery {
   std::string model;                 // zoo name, as in the convergence catalog
   std::string dataset;               // configs/datasets.yaml
@@ -58,22 +69,33 @@ struct CostResult {
   double hours = 0;
   std::optional<double> usd_per_h;
   std::optional<double> billed_hours;
-  std::optional<double> cost_usd;
+  std::optional<double> cost_usd;    // billed: the offer's increments and minimum applied
+  // hours x $/h without billing increments or minimum: how published cost-to-accuracy
+  // figures (RiseML 2018, DAWNBench) are stated, and what validation compares them with.
+  std::optional<double> usage_cost_usd;
   std::optional<double> images_per_s_per_usd_per_h;
   std::optional<double> energy_kwh;  // from the offer's device power
   std::string curve;                 // the curve used, if any
 };
 
 // Throws UserError (unknown offer/model/dataset, unreachable accuracy with the best known).
+// The catalogs default to configs/pricing and configs/convergence; tests pass their own.
 CostResult evaluate_cost(const CostQuery& q);
-// Convenience wrappers over evaluate_cost.
+CostResult evaluate_cost(const CostQuery& q, const PriceCatalog& prices, const ConvergenceCatalog& curves);
+// Epochs to `accuracy` on the best-matching curve (same rules as evaluate_cost).
 double epochs_to_target(const std::string& model, const std::string& dataset, const std::string& metric,
                         double accuracy, int64_t global_batch = 0, const std::string& precision = "");
+double epochs_to_target(const ConvergenceCatalog& curves, const std::string& model, const std::string& dataset,
+                        const std::string& metric, double accuracy, int64_t global_batch,
+                        const std::string& precision);
 double cost_to_target_usd(const CostQuery& q);
 // When the epochs-to-target for this query are read straight off a published curve point
 // (same global batch, the target is one of the curve's points), the curve and file:line it
 // comes from; empty when the figure is interpolated or extrapolated (a real prediction).
 std::string epochs_input_source(const std::string& model, const std::string& dataset, const std::string& metric,
                                 double accuracy, int64_t global_batch, const std::string& precision = "");
+std::string epochs_input_source(const ConvergenceCatalog& curves, const std::string& model,
+                                const std::string& dataset, const std::string& metric, double accuracy,
+                                int64_t global_batch, const std::string& precision);
 
 }  // namespace xpusim::cost

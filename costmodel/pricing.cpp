@@ -171,6 +171,33 @@ const PriceOffer& PriceCatalog::get(const std::string& id) const {
   return it->second;
 }
 
+std::string PriceCatalog::offer_containing(const std::string& device, int count, const std::string& provider,
+                                           const std::string& dated_text) const {
+  std::vector<const PriceOffer*> found;
+  for (const auto& [id, offer] : offers)
+    for (const auto& item : offer.contains)
+      if (item.what == device && item.count == count) found.push_back(&offer);
+  if (found.empty())
+    throw UserError("no price offer contains " + std::to_string(count) + " x " + device + " (configs/pricing/)");
+  // Each narrowing applies only when it leaves a candidate: a hint never empties the list.
+  auto narrow = [&](auto keep) {
+    std::vector<const PriceOffer*> k;
+    for (auto* o : found)
+      if (keep(*o)) k.push_back(o);
+    if (!k.empty()) found = k;
+  };
+  if (!provider.empty()) narrow([&](const PriceOffer& o) { return o.provider == provider; });
+  narrow([&](const PriceOffer& o) {
+    return o.date.size() >= 4 && dated_text.find(o.date.substr(0, 4)) != std::string::npos;
+  });
+  if (found.size() > 1) {
+    std::string ids;
+    for (auto* o : found) ids += (ids.empty() ? "" : ", ") + o->id;
+    throw UserError("several price offers fit " + std::to_string(count) + " x " + device + ": " + ids);
+  }
+  return found.front()->id;
+}
+
 std::string PriceCatalog::known_ids() const {
   std::string list;
   for (const auto& [id, o] : offers) list += (list.empty() ? "" : ", ") + id;

@@ -65,6 +65,11 @@ struct PriceCatalog {
   bool has_price(const std::string& id, PricingTier tier) const;
   std::vector<std::string> tiers_of(const std::string& id) const;
   const PriceOffer& get(const std::string& id) const;  // UserError listing known ids
+  // The id of the one offer that contains exactly `count` x `device`, narrowed (where that
+  // leaves any) to `provider` (empty = any) and to offers whose listing year appears in
+  // `dated_text` (e.g. a source "RiseML blog (2018-04)"). UserError when none or several remain.
+  std::string offer_containing(const std::string& device, int count, const std::string& provider,
+                               const std::string& dated_text) const;
   std::string known_ids() const;
 };
 

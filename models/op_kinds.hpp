@@ -1,6 +1,6 @@
 // The op registry: the one list of op kinds. Adding an op kind is one line here.
 //
-// Every engine implements an OpHandlers subclass (sim/op_handlers.hpp) whose handler per
+// Every engine implements an OpVisitor subclass (engine/op_visitor.hpp) whose handler per
 // kind is pure virtual, so an engine that misses a new kind fails to compile. The work
 // counter (models/work.cpp) and the training lowering (models/training.cpp) switch over
 // OpKind with -Werror=switch, so they fail to compile too.

@@ -1,11 +1,8 @@
+// A reference row's price offer and tier (see cost_link.hpp).
 #include "validation/cost_link.hpp"
 
 #include <algorithm>
 #include <cctype>
-
-#include "common/error.hpp"
-#include "costmodel/cost.hpp"
-#include "models/zoo.hpp"
 
 namespace xpusim::validation {
 
@@ -38,55 +35,16 @@ cost::PricingTier tier_for_row(const ReferenceRow& row) {
   return cost::PricingTier::on_demand;
 }
 
-std::string offer_for_row(const ReferenceRow& row, const cost::PriceCatalog& catalog) {
-  int n = row.num_devices.value_or(1);
-  std::vector<const cost::PriceOffer*> found;
-  for (const auto& [id, offer] : catalog.offers)
-    for (const auto& item : offer.contains)
-      if (item.what == row.device && item.count == n) found.push_back(&offer);
-  if (found.empty())
-    throw UserError("no price offer contains " + std::to_string(n) + " x " + row.device + " (configs/pricing/)");
-  auto narrow = [&](auto keep) {
-    std::vector<const cost::PriceOffer*> k;
-    for (auto* o : found)
-      if (keep(*o)) k.push_back(o);
-    if (!k.empty()) found = k;
-  };
-  std::string provider = provider_of(row);
-  if (!provider.empty()) narrow([&](const cost::PriceOffer& o) { return o.provider == provider; });
-  narrow([&](const cost::PriceOffer& o) {
-    return o.date.size() >= 4 && row.source.find(o.date.substr(0, 4)) != std::string::npos;
-  });
-  if (found.size() > 1) {
-    std::string ids;
-    for (auto* o : found) ids += (ids.empty() ? "" : ", ") + o->id;
-    throw UserError("several price offers fit " + std::to_string(n) + " x " + row.device + ": " + ids);
-  }
-  return found.front()->id;
+cost::PricingTier tier_for_offer(const ReferenceRow& row, const cost::PriceCatalog& catalog, const std::string& offer) {
+  cost::PricingTier tier = tier_for_row(row);
+  if (tier == cost::PricingTier::on_demand && !catalog.has_price(offer, tier) &&
+      catalog.has_price(offer, cost::PricingTier::preemptible))
+    tier = cost::PricingTier::preemptible;
+  return tier;
 }
 
-CostHooks costmodel_hooks() {
-  CostHooks h;
-  h.usd_per_hour = [](const ReferenceRow& row, const StepReport&) {
-    const cost::PriceCatalog& cat = cost::default_price_catalog();
-    const std::string offer = offer_for_row(row, cat);
-    cost::PricingTier tier = tier_for_row(row);
-    // An offer that is sold only preemptible (the 2017 n1-highcpu VMs of the cloud-CPU study)
-    // is billed at that price when the row names no tier.
-    if (tier == cost::PricingTier::on_demand && !cat.has_price(offer, tier) &&
-        cat.has_price(offer, cost::PricingTier::preemptible))
-      tier = cost::PricingTier::preemptible;
-    return cat.usd_per_h(offer, tier);
-  };
-  h.epochs_to_accuracy = [](const ReferenceRow& row, const StepReport& rep, bool top5, double target) {
-    std::string dataset = row.dataset.empty() ? find_model(row.model).dataset : row.dataset;
-    return cost::epochs_to_target(row.model, dataset, top5 ? "top5" : "top1", target, rep.global_batch, row.precision);
-  };
-  h.epochs_input_source = [](const ReferenceRow& row, const StepReport& rep, bool top5, double target) {
-    std::string dataset = row.dataset.empty() ? find_model(row.model).dataset : row.dataset;
-    return cost::epochs_input_source(row.model, dataset, top5 ? "top5" : "top1", target, rep.global_batch, row.precision);
-  };
-  return h;
+std::string offer_for_row(const ReferenceRow& row, const cost::PriceCatalog& catalog) {
+  return catalog.offer_containing(row.device, row.num_devices.value_or(1), provider_of(row), row.source);
 }
 
 }  // namespace xpusim::validation

@@ -1,11 +1,11 @@
-// CostHooks backed by costmodel/ (prices from configs/pricing/, accuracy curves from
-// configs/convergence/). The only place validation depends on the cost model; everything
-// else sees the narrow CostHooks interface (cost_hooks.hpp).
+// How a reference row is put to the cost model: which price offer and pricing tier it names.
+// The formulas (time, dollars and ratios to a target) live in costmodel/cost.hpp; this file
+// only reads the row's setup, source and note.
 #pragma once
 #include <string>
 
 #include "costmodel/pricing.hpp"
-#include "validation/cost_hooks.hpp"
+#include "validation/reference_csv.hpp"
 
 namespace xpusim::validation {
 
@@ -16,7 +16,8 @@ namespace xpusim::validation {
 std::string offer_for_row(const ReferenceRow& row, const cost::PriceCatalog& catalog);
 // Pricing tier named in the row's note: "reserved 1y"/"reserved 3y", "preemptible", else on-demand.
 cost::PricingTier tier_for_row(const ReferenceRow& row);
-
-CostHooks costmodel_hooks();
+// tier_for_row, except that an offer sold only preemptible (the 2017 n1-highcpu VMs of the
+// cloud-CPU study) is billed preemptible when the row names no tier.
+cost::PricingTier tier_for_offer(const ReferenceRow& row, const cost::PriceCatalog& catalog, const std::string& offer);
 
 }  // namespace xpusim::validation

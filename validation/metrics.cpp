@@ -52,28 +52,6 @@ std::string metric_names() {
   return s;
 }
 
-bool needs_accuracy_model(MetricKind k) {
-  switch (k) {
-    case MetricKind::epochs_to_top1: case MetricKind::epochs_to_top5:
-    case MetricKind::cost_to_top1: case MetricKind::cost_to_top5:
-    case MetricKind::hours_to_top1: case MetricKind::hours_to_top5:
-    case MetricKind::minutes_to_top1: case MetricKind::minutes_to_top5:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool needs_cost_model(MetricKind k) {
-  return needs_accuracy_model(k) || k == MetricKind::cost_relative_to_k80 ||
-         k == MetricKind::images_per_s_per_usd_per_h;
-}
-
-bool needs_price(MetricKind k) {
-  return k == MetricKind::cost_to_top1 || k == MetricKind::cost_to_top5 || k == MetricKind::cost_relative_to_k80 ||
-         k == MetricKind::images_per_s_per_usd_per_h;
-}
-
 bool is_top5(MetricKind k) {
   return k == MetricKind::epochs_to_top5 || k == MetricKind::cost_to_top5 || k == MetricKind::hours_to_top5 ||
          k == MetricKind::minutes_to_top5;

@@ -14,7 +14,7 @@ enum class MetricKind {
   oom,                               // 1 = did not fit in device memory
   time_relative_to_k80,              // this placement's epoch time / one K80's
   cost_relative_to_k80,              // this placement's cost per epoch / one K80's
-  epochs_to_top1,                    // accuracy model (cost model hooks)
+  epochs_to_top1,                    // accuracy curves of the cost model
   epochs_to_top5,
   cost_to_top1,                      // USD
   cost_to_top5,
@@ -36,9 +36,6 @@ std::optional<Metric> parse_metric(const std::string& name);
 // Every metric name pattern, for messages and docs.
 std::string metric_names();
 
-bool needs_cost_model(MetricKind k);      // prices or accuracy curves
-bool needs_accuracy_model(MetricKind k);  // epochs to a target accuracy
-bool needs_price(MetricKind k);           // USD per hour of a placement
 bool is_top5(MetricKind k);
 
 // Signed error in percent: 100 * (predicted - reference) / reference. Positive means the

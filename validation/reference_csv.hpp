@@ -1,4 +1,4 @@
-// Reference rows: the CSV format of shared/reference/published_calibration.csv (one measured
+// Reference rows: the CSV format of tests/data/reference/published_calibration.csv (one measured
 // or published figure per row). Parsed once into ReferenceRow; RFC 4180 quoting (quoted
 // fields, doubled quotes, embedded commas and newlines, CRLF). Malformed input is a
 // UserError "file:line: column: message"; an empty numeric field is a missing value

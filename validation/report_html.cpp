@@ -99,6 +99,7 @@ std::string report_html(const ValidationResult& r) {
   h << table_html({"device", "rows", "mape_pct", "mean_error_pct"}, group_rows(r.by_device));
   h << table_html({"model", "rows", "mape_pct", "mean_error_pct"}, group_rows(r.by_model));
   h << table_html({"metric", "rows", "mape_pct", "mean_error_pct"}, group_rows(r.by_metric));
+  h << table_html({"framework", "rows", "mape_pct", "mean_error_pct"}, group_rows(r.by_framework));
 
   // Scaling: one chart per model; one series per (device, batch, precision, data, setup),
   // reference solid, predicted dashed.

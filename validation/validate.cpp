@@ -7,8 +7,10 @@
 
 #include "common/error.hpp"
 #include "common/progress.hpp"
-#include "models/zoo.hpp"
+#include "costmodel/cost.hpp"
 #include "engine/platform_spec.hpp"
+#include "models/zoo.hpp"
+#include "validation/cost_link.hpp"
 
 namespace xpusim::validation {
 
@@ -134,25 +136,30 @@ class RowEvaluator {
     return cache_.get(q);
   }
 
-  double dataset_examples(const ReferenceRow& row) {
-    std::string name = row.dataset;
-    if (name.empty()) name = find_model(row.model).dataset;
+  std::string dataset_of(const ReferenceRow& row) {
+    std::string name = row.dataset.empty() ? find_model(row.model).dataset : row.dataset;
     if (datasets_.empty()) datasets_ = load_datasets();
-    auto it = datasets_.find(name);
-    if (it == datasets_.end()) throw Skip{"unknown dataset '" + name + "'"};
-    return static_cast<double>(it->second.train_examples);
+    if (!datasets_.count(name)) throw Skip{"unknown dataset '" + name + "'"};
+    return name;
   }
+
+  int64_t dataset_examples(const ReferenceRow& row) { return datasets_.at(dataset_of(row)).train_examples; }
 
   static double throughput(const StepReport& r) {
     if (!(r.throughput_samples_per_s > 0)) throw Skip{"engine predicted no throughput (" + r.engine + ")"};
     return r.throughput_samples_per_s;
   }
 
-  double usd_per_hour(const ReferenceRow& row, const StepReport& rep) {
+  const cost::PriceCatalog& prices() const { return opts_.prices ? *opts_.prices : cost::default_price_catalog(); }
+  const cost::ConvergenceCatalog& curves() const {
+    return opts_.curves ? *opts_.curves : cost::default_convergence_catalog();
+  }
+
+  // Runs a cost-model call; its UserError/UnavailableError skips the row with the message.
+  template <class F>
+  static auto cost_model(F&& f) -> decltype(f()) {
     try {
-      double v = opts_.cost.usd_per_hour(row, rep);
-      if (!(v > 0)) throw Skip{"cost model: no positive price for this placement"};
-      return v;
+      return f();
     } catch (const UserError& e) {
       throw Skip{std::string("cost model: ") + e.what()};
     } catch (const UnavailableError& e) {
@@ -160,17 +167,32 @@ class RowEvaluator {
     }
   }
 
-  double epochs_to(const ReferenceRow& row, const StepReport& rep, const Metric& m) {
-    if (!opts_.cost.epochs_to_accuracy) throw Skip{"cost model not linked"};
-    try {
-      double v = opts_.cost.epochs_to_accuracy(row, rep, is_top5(m.kind), *m.target);
-      if (!(v > 0)) throw Skip{"cost model: target accuracy not reached"};
-      return v;
-    } catch (const UserError& e) {
-      throw Skip{std::string("cost model: ") + e.what()};
-    } catch (const UnavailableError& e) {
-      throw Skip{std::string("cost model: ") + e.what()};
-    }
+  double usd_per_hour(const ReferenceRow& row) {
+    double v = cost_model([&] {
+      const std::string offer = offer_for_row(row, prices());
+      return prices().usd_per_h(offer, tier_for_offer(row, prices(), offer));
+    });
+    if (!(v > 0)) throw Skip{"cost model: no positive price for this placement"};
+    return v;
+  }
+
+  // The row's time- or cost-to-target question in the cost model's terms.
+  cost::CostQuery target_query(const ReferenceRow& row, const StepReport& rep, const Metric& m) {
+    cost::CostQuery q;
+    q.model = row.model;
+    q.dataset = dataset_of(row);
+    q.metric = is_top5(m.kind) ? "top5" : "top1";
+    q.accuracy = *m.target;
+    q.global_batch = rep.global_batch;
+    q.precision = row.precision;
+    q.throughput_samples_per_s = throughput(rep);
+    q.startup_s = compile_time_s(rep);
+    return q;
+  }
+
+  static double reached(double epochs) {
+    if (!(epochs > 0)) throw Skip{"cost model: target accuracy not reached"};
+    return epochs;
   }
 
   // The K80 baseline of *_relative_to_k80 rows: the same job on one K80 die.
@@ -199,8 +221,6 @@ class RowEvaluator {
       throw Skip{"value: must be > 0 for a relative error"};
     }
     check_identity(row);
-    if (needs_price(metric->kind) && !opts_.cost.usd_per_hour) throw Skip{"cost model not linked"};
-    if (needs_accuracy_model(metric->kind) && !opts_.cost.epochs_to_accuracy) throw Skip{"cost model not linked"};
 
     const StepReport& rep = predict_row(row);
     res.engine = rep.engine;
@@ -210,10 +230,10 @@ class RowEvaluator {
         pred = throughput(rep);
         break;
       case MetricKind::epoch_seconds_median_after_first:
-        pred = dataset_examples(row) / throughput(rep);
+        pred = cost::seconds_to_target(throughput(rep), 1, dataset_examples(row));
         break;
       case MetricKind::first_epoch_seconds:
-        pred = dataset_examples(row) / throughput(rep) + compile_time_s(rep);
+        pred = cost::seconds_to_target(throughput(rep), 1, dataset_examples(row), compile_time_s(rep));
         break;
       case MetricKind::oom:
         pred = rep.fits_in_memory ? 0 : 1;
@@ -222,37 +242,52 @@ class RowEvaluator {
       case MetricKind::cost_relative_to_k80: {
         ReferenceRow b = baseline_row(row);
         StepReport base = predict_row(b);  // copy: the cache may grow
-        double t = 1.0 / throughput(rep), tb = 1.0 / throughput(base);
-        pred = t / tb;
-        if (metric->kind == MetricKind::cost_relative_to_k80) pred *= usd_per_hour(row, rep) / usd_per_hour(b, base);
+        double thr = throughput(rep), thr_b = throughput(base);
+        if (metric->kind == MetricKind::time_relative_to_k80) {
+          pred = cost::time_relative(thr, thr_b);
+        } else {
+          double usd = usd_per_hour(row), usd_b = usd_per_hour(b);  // in this order: the row's price reason first
+          pred = cost::cost_relative(thr, usd, thr_b, usd_b);
+        }
         break;
       }
       case MetricKind::images_per_s_per_usd_per_h:
-        pred = throughput(rep) / usd_per_hour(row, rep);
+        pred = cost::images_per_s_per_usd_per_h(throughput(rep), usd_per_hour(row));
         break;
       case MetricKind::epochs_to_top1:
-      case MetricKind::epochs_to_top5:
-        if (opts_.cost.epochs_input_source) {
-          std::string src = opts_.cost.epochs_input_source(row, rep, is_top5(metric->kind), *metric->target);
-          if (!src.empty())
-            throw Skip{"circular: at this global batch the epochs are an input, " + src + ", not a prediction"};
-        }
-        pred = epochs_to(row, rep, *metric);
+      case MetricKind::epochs_to_top5: {
+        std::string dataset = dataset_of(row), kind = is_top5(metric->kind) ? "top5" : "top1";
+        std::string src = cost::epochs_input_source(curves(), row.model, dataset, kind, *metric->target,
+                                                    rep.global_batch, row.precision);
+        if (!src.empty())
+          throw Skip{"circular: at this global batch the epochs are an input, " + src + ", not a prediction"};
+        pred = reached(cost_model([&] {
+          return cost::epochs_to_target(curves(), row.model, dataset, kind, *metric->target, rep.global_batch,
+                                        row.precision);
+        }));
         break;
+      }
       case MetricKind::cost_to_top1:
       case MetricKind::cost_to_top5:
       case MetricKind::hours_to_top1:
       case MetricKind::hours_to_top5:
       case MetricKind::minutes_to_top1:
       case MetricKind::minutes_to_top5: {
-        double seconds = epochs_to(row, rep, *metric) * dataset_examples(row) / throughput(rep) + compile_time_s(rep);
-        double hours = seconds / 3600.0;
-        if (metric->kind == MetricKind::cost_to_top1 || metric->kind == MetricKind::cost_to_top5)
-          pred = hours * usd_per_hour(row, rep);
+        cost::CostQuery q = target_query(row, rep, *metric);
+        bool dollars = metric->kind == MetricKind::cost_to_top1 || metric->kind == MetricKind::cost_to_top5;
+        if (dollars) {
+          q.offer = cost_model([&] { return offer_for_row(row, prices()); });
+          q.tier = tier_for_offer(row, prices(), q.offer);
+        }
+        cost::CostResult c = cost_model([&] { return cost::evaluate_cost(q, prices(), curves()); });
+        reached(c.epochs);
+        if (dollars && !(*c.usd_per_h > 0)) throw Skip{"cost model: no positive price for this placement"};
+        if (dollars)
+          pred = *c.usage_cost_usd;
         else if (metric->kind == MetricKind::hours_to_top1 || metric->kind == MetricKind::hours_to_top5)
-          pred = hours;
+          pred = c.hours;
         else
-          pred = seconds / 60.0;
+          pred = c.seconds / 60.0;
         break;
       }
     }
@@ -308,6 +343,9 @@ void summarize(ValidationResult& r) {
   r.by_device = group_errors(r.rows, [](const RowResult& x) { return x.row.device; });
   r.by_model = group_errors(r.rows, [](const RowResult& x) { return x.row.model; });
   r.by_metric = group_errors(r.rows, [](const RowResult& x) { return x.row.metric; });
+  r.by_framework = group_errors(r.rows, [](const RowResult& x) {
+    return x.row.framework.empty() ? std::string(kUnspecifiedFramework) : x.row.framework;
+  });
 }
 
 ValidationResult validate_rows(const std::vector<ReferenceRow>& rows, const ValidateOptions& opts,

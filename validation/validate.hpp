@@ -1,8 +1,10 @@
 // Validation: predict every reference row with the engine its device names and compare with
-// the reference value (signed error per row, MAPE per device, per model, per metric and
-// overall; OOM rows by agreement). A row that cannot be predicted (unknown device, system,
-// model or metric, missing value, engine failure, cost model not linked) is kept in the
-// result as skipped with its reason, never dropped.
+// the reference value (signed error per row, MAPE per device, per model, per metric, per
+// framework and overall; OOM rows by agreement). Cost-based metrics (time, dollars and epochs
+// to a target, images/s per $/h, ratios to a K80) are computed by the cost model
+// (costmodel/cost.hpp) from the predicted throughput. A row that cannot be predicted (unknown
+// device, system, model or metric, missing value, engine failure, no price or curve) is kept
+// in the result as skipped with its reason, never dropped.
 #pragma once
 #include <nlohmann/json.hpp>
 
@@ -14,8 +16,9 @@
 #include <vector>
 
 #include "common/output.hpp"
+#include "costmodel/convergence.hpp"
+#include "costmodel/pricing.hpp"
 #include "predict/predict.hpp"
-#include "validation/cost_hooks.hpp"
 #include "validation/metrics.hpp"
 #include "validation/reference_csv.hpp"
 
@@ -26,7 +29,10 @@ using PredictFn = std::function<StepReport(const PredictRequest&)>;
 
 struct ValidateOptions {
   PredictFn predict;                                           // empty = xpusim::predict
-  CostHooks cost;
+  // Catalogs of the cost-based metrics; null = configs/pricing and configs/convergence
+  // (tests pass their own).
+  const cost::PriceCatalog* prices = nullptr;
+  const cost::ConvergenceCatalog* curves = nullptr;
   std::map<std::string, std::vector<std::string>> overrides;   // device -> KEY=VALUE (calibration overlays)
   // Device of the *_relative_to_k80 baselines: one die, the device's default system
   // (Max Woolf's 2017 study priced and timed one K80 die).
@@ -53,12 +59,16 @@ struct GroupError {
   double mean_error_pct = 0;          // signed: the bias of the model on this group
 };
 
+inline constexpr const char* kUnspecifiedFramework = "unspecified";
+
 struct ValidationResult {
   std::string reference;              // where the rows came from
   std::vector<RowResult> rows;        // in input order
   std::optional<double> mape_pct;     // over every row with an error_pct
   int rows_used = 0, rows_skipped = 0, oom_matches = 0, oom_total = 0;
-  std::vector<GroupError> by_device, by_model, by_metric;  // sorted by key
+  // Sorted by key. by_framework groups by the CSV's framework column (kUnspecifiedFramework
+  // when empty): the same device can be fast in one framework and slow in another.
+  std::vector<GroupError> by_device, by_model, by_metric, by_framework;
 };
 
 // Maps a row to the prediction request it stands for (no checks; see validate_rows).

@@ -69,6 +69,7 @@ nlohmann::json validation_json(const ValidationResult& r) {
   s["by_device"] = groups_json(r.by_device);
   s["by_model"] = groups_json(r.by_model);
   s["by_metric"] = groups_json(r.by_metric);
+  s["by_framework"] = groups_json(r.by_framework);
   // Skip reasons counted, so a reader sees at a glance why rows were not used.
   std::map<std::string, int> reasons;
   for (const auto& x : r.rows)
@@ -130,6 +131,7 @@ void print_validation(std::ostream& os, const ValidationResult& r, OutputFormat 
   group_table("device", r.by_device);
   group_table("model", r.by_model);
   group_table("metric", r.by_metric);
+  group_table("framework", r.by_framework);
   Table s({"summary", "value"});
   s.add({"mape_pct", r.mape_pct ? fmt_fixed(*r.mape_pct, 2) : "n/a"});
   s.add({"rows_total", std::to_string(r.rows.size())});

@@ -152,6 +152,7 @@ TEST_CASE("validation API: evaluate_cost from names and a throughput", "[costmod
   CHECK(r.hours == Approx(64 * 1281167.0 / 2796 / 3600));
   CHECK(*r.usd_per_h == Approx(6.69));
   CHECK(*r.cost_usd == Approx(std::ceil(64 * 1281167.0 / 2796) / 3600 * 6.69));  // per-second billing
+  CHECK(*r.usage_cost_usd == Approx(64 * 1281167.0 / 2796 / 3600 * 6.69));         // hours x $/h, as published
   CHECK(*r.images_per_s_per_usd_per_h == Approx(2796 / 6.69));
   CHECK(epochs_to_target("resnet50", "imagenet", "top1", 0.757, 1024, "mixed_fp16") == Approx(84));
   q.accuracy = 0;
@@ -159,4 +160,32 @@ TEST_CASE("validation API: evaluate_cost from names and a throughput", "[costmod
   CHECK(evaluate_cost(q).epochs == 10);
   q.offer = "nope/none";
   CHECK_THROWS_AS(evaluate_cost(q), UserError);
+}
+
+TEST_CASE("ratios to a baseline placement: time and cost of the same job", "[costmodel]") {
+  // 400 vs 100 samples/s: a quarter of the time; at $2/h vs $0.50/h the same dollars.
+  CHECK(time_relative(400, 100) == Approx(0.25));
+  CHECK(cost_relative(400, 2.0, 100, 0.5) == Approx(1.0));
+  CHECK(cost_relative(100, 0.5, 100, 1.0) == Approx(0.5));
+  CHECK_THROWS_AS(time_relative(0, 100), UserError);
+  CHECK_THROWS_AS(cost_relative(100, 0, 100, 1), UserError);
+}
+
+TEST_CASE("price catalog: the one offer containing N x device", "[costmodel]") {
+  const PriceCatalog& cat = default_price_catalog();
+  CHECK(cat.offer_containing("tpu_v2", 8, "gcp", "RiseML blog (2018-04)") == "gcp_2018/cloud_tpu_v2-8");
+  CHECK(cat.offer_containing("v100_sxm2_16gb", 4, "aws", "2018") == "aws_2018/p3.8xlarge");
+  CHECK_THROWS_WITH(cat.offer_containing("tpu_v2", 3, "", ""), "no price offer contains 3 x tpu_v2 (configs/pricing/)");
+  // A hint that matches nothing does not empty the list; two years left are ambiguous.
+  PriceCatalog two;
+  for (const char* id : {"a_2018/x", "b_2019/x"}) {
+    PriceOffer o;
+    o.id = id;
+    o.provider = "p";
+    o.date = std::string(id).substr(2, 4);
+    o.contains.push_back({"dev", 2, 0});
+    two.offers[id] = o;
+  }
+  CHECK(two.offer_containing("dev", 2, "other", "in 2019") == "b_2019/x");
+  CHECK_THROWS_WITH(two.offer_containing("dev", 2, "", "undated"), "several price offers fit 2 x dev: a_2018/x, b_2019/x");
 }

@@ -76,7 +76,6 @@ TEST_CASE("compare: fake engine throughputs, failures stay on their row", "[cost
   CHECK(b512.global_batch == 4096);
   // McCandlish: 64 x (1 + 4096/20000) / (1 + 1024/20000) epochs, but 4x the throughput.
   CHECK(*b512.epochs_to_target == Approx(64 * (1 + 4096 / 20000.0) / (1 + 1024 / 20000.0)));
-  CHECK(*b512.epochs_to_target > *b128.epochs_to_target);
   CHECK(*b512.hours_to_target < *b128.hours_to_target);
   // The failed prediction is reported on its row; its neighbours computed.
   const CompareRow& bad = r.rows[4];

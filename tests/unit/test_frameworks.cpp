@@ -11,7 +11,6 @@
 #include "common/config_paths.hpp"
 #include "engine/framework_spec.hpp"
 #include "predict/predict.hpp"
-#include "validation/cost_link.hpp"
 #include "validation/reference_csv.hpp"
 #include "validation/validate.hpp"
 
@@ -153,7 +152,6 @@ TEST_CASE("framework memory: Keras runs WRN-28-10 at batch 128 on 11 GB and runs
 TEST_CASE("validate on the reference CSV: overall and per-metric error of the stack-bound rows", "[frameworks][validation]") {
   auto rows = validation::read_reference_csv(std::string(XPUSIM_TEST_DATA_DIR) + "/reference/published_calibration.csv");
   validation::ValidateOptions o;
-  o.cost = validation::costmodel_hooks();
   auto res = validation::validate_rows(rows, o);
   REQUIRE(res.mape_pct.has_value());
   CHECK(*res.mape_pct <= 8.0);  // the issue's target; 6.8% when written

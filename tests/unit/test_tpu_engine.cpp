@@ -32,7 +32,7 @@ PredictRequest v2_8(const std::string& model, int64_t batch, DataSource data,
 }  // namespace
 
 TEST_CASE("ResNet-50 on a v2-8 at 128 per core reaches the published throughput", "[tpu][engine]") {
-  // Published (shared/reference/published_calibration.csv, RiseML 2018): 3,186 img/s on
+  // Published (tests/data/reference/published_calibration.csv, RiseML 2018): 3,186 img/s on
   // synthetic data and 2,796 img/s on real ImageNet. The model must be within 10%.
   StepReport syn = predict(v2_8("resnet50", 128, DataSource::synthetic));
   CHECK(syn.engine == "tpu_systemc");

@@ -123,8 +123,8 @@ TEST_CASE("metrics: names, accuracy targets and unknown metrics", "[validation][
   CHECK_FALSE(parse_metric("epochs_to_top1_"));
   CHECK_FALSE(parse_metric("epochs_to_top1_1.5"));  // accuracy above 100%
   CHECK_FALSE(parse_metric("epochs_to_top1_abc"));
-  CHECK(needs_cost_model(MetricKind::images_per_s_per_usd_per_h));
-  CHECK_FALSE(needs_cost_model(MetricKind::time_relative_to_k80));
+  CHECK(is_top5(parse_metric("minutes_to_top5_0.9")->kind));
+  CHECK_FALSE(is_top5(parse_metric("cost_to_top1_0.9")->kind));
 }
 
 TEST_CASE("error arithmetic: sign and MAPE", "[validation][metrics]") {

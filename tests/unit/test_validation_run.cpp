@@ -1,5 +1,6 @@
 // Validation runs against the fake engine (tests/unit/validation_fixture.hpp): predicted
-// values per metric, the skip list with reasons, cost hooks, OOM agreement, measured rows,
+// values per metric, the skip list with reasons, cost metrics through the cost model (with
+// hand-made price and curve catalogs), OOM agreement, measured rows,
 // determinism, and one golden run compared with tests/data/validation/golden_expected.json.
 #include <catch2/catch.hpp>
 
@@ -23,11 +24,42 @@ namespace {
 const std::string kHeader =
     "source,device,num_devices,setup,framework,model,dataset,batch_per_device,precision,data,metric,value,unit,note\n";
 
-ValidationResult run(const std::string& body, CostHooks hooks = {}) {
+const cost::PriceCatalog kNoPrices;
+const cost::ConvergenceCatalog kNoCurves;
+
+// Tests pass their catalogs: the process-wide defaults would read configs/ of whichever
+// config directory was current first.
+ValidationResult run(const std::string& body, const cost::PriceCatalog& prices = kNoPrices,
+                     const cost::ConvergenceCatalog& curves = kNoCurves) {
   ValidateOptions o;
   o.predict = fake_predict;
-  o.cost = std::move(hooks);
+  o.prices = &prices;
+  o.curves = &curves;
   return validate_rows(parse_reference_csv(kHeader + body, "t.csv"), o, "t.csv");
+}
+
+cost::PriceOffer offer(const std::string& id, const std::string& device, int count, double usd_per_h) {
+  cost::PriceOffer o;
+  o.id = id;
+  o.provider = "test";
+  o.contains.push_back({device, count, 0});
+  o.usd_per_h[cost::PricingTier::on_demand] = usd_per_h;
+  o.billing = {3600, 3600};  // per started hour: the billed cost differs from hours x $/h
+  return o;
+}
+
+cost::ConvergenceCurve curve(const std::string& name, const std::string& metric,
+                             std::vector<cost::AccuracyPoint> points) {
+  cost::ConvergenceCurve c;
+  c.name = name;
+  c.model = "mnist_mlp";
+  c.dataset = "mnist";
+  c.metric = metric;
+  c.global_batch = 512;  // 4 x 128, the rows below
+  c.file = "/somewhere/configs/convergence/x.yaml";
+  c.line = 3;
+  c.points = std::move(points);
+  return c;
 }
 
 const RowResult& at_line(const ValidationResult& r, int line) {
@@ -78,11 +110,41 @@ TEST_CASE("validate: throughput and epoch times follow the engine", "[validation
   CHECK(at_line(r, 4).engine == "fake");
   std::vector<double> errs;
   for (const auto& x : r.rows) errs.push_back(*x.error_pct);
-  CHECK(*r.mape_pct == Approx(*mape_pct(errs)));
+  // MAPE by hand (not through mape_pct(), which would compare the summary with itself).
+  CHECK(*r.mape_pct == Approx((std::fabs(errs[0]) + std::fabs(errs[1]) + std::fabs(errs[2])) / 3));
   REQUIRE(r.by_device.size() == 2);
   CHECK(r.by_device[0].key == "fake_gpu");
   CHECK(r.by_device[0].rows == 2);
   CHECK(r.by_device[0].mape_pct == Approx((std::fabs(errs[0]) + std::fabs(errs[1])) / 2));
+}
+
+TEST_CASE("validate: MAPE per framework, in JSON and the table", "[validation][run]") {
+  test::FakeConfigDir cfg;
+  double thr = fake_throughput("mnist_mlp", 128, 1, 10, 0.5, 0.002);
+  // References chosen so the errors are exactly +10%, -20% (tf) and +50% (pytorch, empty).
+  auto ref = [&](double err_pct) { return std::to_string(thr / (1 + err_pct / 100)); };
+  auto r = run("s,fake_gpu,1,,tf,mnist_mlp,mnist,128,fp32,synthetic,train_throughput," + ref(10) + ",images/s,\n" +
+               "s,fake_gpu,1,,tf,mnist_mlp,mnist,128,fp32,synthetic,train_throughput," + ref(-20) + ",images/s,\n" +
+               "s,fake_gpu,1,,pytorch,mnist_mlp,mnist,128,fp32,synthetic,train_throughput," + ref(50) + ",images/s,\n" +
+               "s,fake_gpu,1,,,mnist_mlp,mnist,128,fp32,synthetic,train_throughput," + ref(-50) + ",images/s,\n" +
+               "s,fake_gpu,1,,mxnet,mnist_mlp,mnist,128,fp32,synthetic,bogus_metric,1,x,\n");  // skipped: no group
+  REQUIRE(r.by_framework.size() == 3);
+  CHECK(r.by_framework[0].key == "pytorch");
+  CHECK(r.by_framework[0].rows == 1);
+  CHECK(r.by_framework[0].mape_pct == Approx(50).epsilon(1e-4));
+  CHECK(r.by_framework[1].key == "tf");
+  CHECK(r.by_framework[1].rows == 2);
+  CHECK(r.by_framework[1].mape_pct == Approx(15).epsilon(1e-4));
+  CHECK(r.by_framework[1].mean_error_pct == Approx(-5).epsilon(1e-4));
+  CHECK(r.by_framework[2].key == kUnspecifiedFramework);
+  CHECK(r.by_framework[2].mean_error_pct == Approx(-50).epsilon(1e-4));
+  auto j = validation_json(r);
+  REQUIRE(j["summary"]["by_framework"].size() == 3);
+  CHECK(j["summary"]["by_framework"]["tf"]["rows"] == 2);
+  CHECK(j["summary"]["by_framework"]["unspecified"]["mape_pct"].get<double>() == Approx(50).epsilon(1e-4));
+  std::ostringstream table;
+  print_validation(table, r, OutputFormat::table);
+  CHECK_THAT(table.str(), Catch::Contains("framework") && Catch::Contains("pytorch"));
 }
 
 TEST_CASE("validate: every skipped row keeps its reason", "[validation][run]") {
@@ -110,8 +172,8 @@ TEST_CASE("validate: every skipped row keeps its reason", "[validation][run]") {
   CHECK(at_line(r, 5).reason == "unknown metric 'bogus_metric'");
   CHECK(at_line(r, 6).reason == "value: missing");
   CHECK(at_line(r, 7).reason == "unknown model 'no_such_model'");
-  CHECK(at_line(r, 8).reason == "cost model not linked");
-  CHECK(at_line(r, 9).reason == "cost model not linked");
+  CHECK(at_line(r, 8).reason == "cost model: no price offer contains 1 x fake_gpu (configs/pricing/)");
+  CHECK(at_line(r, 9).reason == "cost model: no price offer contains 1 x fake_gpu (configs/pricing/)");
   CHECK_THAT(at_line(r, 10).reason, Catch::StartsWith("engine failed: ") && Catch::Contains("peak_tflops: must be > 0"));
   CHECK(at_line(r, 11).reason == "num_devices: missing");
   CHECK(at_line(r, 12).reason == "unknown precision 'fp7'");
@@ -121,7 +183,7 @@ TEST_CASE("validate: every skipped row keeps its reason", "[validation][run]") {
     if (!x.used) CHECK_FALSE(x.predicted.has_value());
   auto j = validation_json(r);
   CHECK(j["summary"]["rows_skipped"] == 12);
-  CHECK(j["summary"]["skipped_reasons"]["cost model not linked"] == 2);
+  CHECK(j["summary"]["skipped_reasons"]["cost model: no price offer contains 1 x fake_gpu (configs/pricing/)"] == 2);
   CHECK(j["rows"][1]["status"] == "skipped");
   CHECK(j["rows"][1]["reason"] == "unknown device 'no_such_device'");
   CHECK(j["rows"][1]["predicted"].is_null());
@@ -146,14 +208,16 @@ TEST_CASE("validate: oom rows compare fits_in_memory", "[validation][run]") {
   CHECK_FALSE(j["rows"][0].contains("error_pct"));
 }
 
-TEST_CASE("validate: cost metrics go through the cost hooks", "[validation][run]") {
+TEST_CASE("validate: cost metrics go through the cost model", "[validation][run]") {
   test::FakeConfigDir cfg;
-  CostHooks h;
-  h.usd_per_hour = [](const ReferenceRow& row, const StepReport&) {
-    if (row.device == "fake_tpu") throw UserError("no price for fake_tpu");
-    return 1.5 * row.num_devices.value_or(1);
-  };
-  h.epochs_to_accuracy = [](const ReferenceRow&, const StepReport&, bool top5, double) { return top5 ? 30.0 : 40.0; };
+  cost::PriceCatalog prices;
+  prices.offers["test/gpu4"] = offer("test/gpu4", "fake_gpu", 4, 6.0);
+  prices.offers["test/k80"] = offer("test/k80", "k80", 1, 1.5);
+  cost::ConvergenceCatalog curves;
+  // top-1 0.75 lies between (20, 0.5) and (60, 0.9): 20 + 40 x 0.25 / 0.4 = 45 epochs.
+  curves.curves.push_back(curve("c1", "top1", {{20, 0.5}, {60, 0.9}}));
+  // top-5 0.9 lies between (10, 0.6) and (50, 1.0): 10 + 40 x 0.3 / 0.4 = 40 epochs.
+  curves.curves.push_back(curve("c5", "top5", {{10, 0.6}, {50, 1.0}}));
   auto r = run(
       "s,fake_gpu,4,,tf,mnist_mlp,mnist,128,fp32,synthetic,cost_to_top1_0.75,1,usd,\n"
       "s,fake_gpu,4,,tf,mnist_mlp,mnist,128,fp32,synthetic,hours_to_top5_0.9,1,h,\n"
@@ -162,37 +226,41 @@ TEST_CASE("validate: cost metrics go through the cost hooks", "[validation][run]
       "s,fake_gpu,4,,tf,mnist_mlp,mnist,128,fp32,synthetic,epochs_to_top1_0.75,40,epochs,\n"
       "s,fake_gpu,4,,tf,mnist_mlp,mnist,128,fp32,synthetic,time_relative_to_k80,1,x,\n"
       "s,fake_gpu,4,,tf,mnist_mlp,mnist,128,fp32,synthetic,cost_relative_to_k80,1,x,\n"
-      "s,fake_tpu,8,,tf,mnist_mlp,mnist,128,fp32,synthetic,cost_to_top1_0.75,1,usd,\n",
-      h);
+      "s,fake_tpu,8,,tf,mnist_mlp,mnist,128,fp32,synthetic,cost_to_top1_0.75,1,usd,\n"
+      "s,fake_gpu,4,,tf,mnist_mlp,mnist,128,fp32,synthetic,minutes_to_top1_0.95,1,min,\n",
+      prices, curves);
   double thr = fake_throughput("mnist_mlp", 128, 4, 10, 0.5, 0.002);
   double k80 = fake_throughput("mnist_mlp", 128, 1, 4, 0.5, 0);
   double epoch_s = 60000 / thr;
-  CHECK(*at_line(r, 2).predicted == Approx(40 * epoch_s / 3600 * 6.0));
-  CHECK(*at_line(r, 3).predicted == Approx(30 * epoch_s / 3600));
-  CHECK(*at_line(r, 4).predicted == Approx(40 * epoch_s / 60));
+  REQUIRE(45 * epoch_s < 3600);  // so one started hour would be billed, not what is compared
+  CHECK(*at_line(r, 2).predicted == Approx(45 * epoch_s / 3600 * 6.0));
+  CHECK(*at_line(r, 3).predicted == Approx(40 * epoch_s / 3600));
+  CHECK(*at_line(r, 4).predicted == Approx(45 * epoch_s / 60));
   CHECK(*at_line(r, 5).predicted == Approx(thr / 6.0));
-  CHECK(*at_line(r, 6).predicted == Approx(40));
-  CHECK(*at_line(r, 6).error_pct == Approx(0).margin(1e-9));
+  CHECK(*at_line(r, 6).predicted == Approx(45));
+  CHECK(*at_line(r, 6).error_pct == Approx(12.5));
   CHECK(*at_line(r, 7).predicted == Approx(k80 / thr));
   CHECK(*at_line(r, 8).predicted == Approx(k80 / thr * 6.0 / 1.5));
-  CHECK(at_line(r, 9).reason == "cost model: no price for fake_tpu");
+  CHECK(at_line(r, 9).reason == "cost model: no price offer contains 8 x fake_tpu (configs/pricing/)");
+  CHECK_THAT(at_line(r, 10).reason, Catch::StartsWith("cost model: ") && Catch::Contains("0.9"));
+  CHECK(r.rows_used == 7);
 }
 
 TEST_CASE("validate: an epochs row read straight off an input curve is skipped as circular", "[validation][run]") {
   test::FakeConfigDir cfg;
-  CostHooks h;
-  h.epochs_to_accuracy = [](const ReferenceRow&, const StepReport&, bool, double) { return 40.0; };
   // The curve holds the point (40 epochs, 0.75) at this batch: an input, not a prediction.
-  h.epochs_input_source = [](const ReferenceRow&, const StepReport&, bool, double target) {
-    return target == 0.75 ? std::string("curve 'c' (configs/convergence/x.yaml:3)") : std::string();
-  };
+  cost::ConvergenceCatalog curves;
+  curves.curves.push_back(curve("c", "top1", {{40, 0.75}, {80, 0.8}}));
   auto r = run(
       "s,fake_gpu,4,,tf,mnist_mlp,mnist,128,fp32,synthetic,epochs_to_top1_0.75,40,epochs,\n"
       "s,fake_gpu,4,,tf,mnist_mlp,mnist,128,fp32,synthetic,epochs_to_top1_0.7,40,epochs,\n",
-      h);
+      kNoPrices, curves);
   CHECK_FALSE(at_line(r, 2).used);
-  CHECK_THAT(at_line(r, 2).reason, Catch::StartsWith("circular:") && Catch::Contains("configs/convergence/x.yaml:3"));
-  CHECK(at_line(r, 3).used);  // interpolated: a prediction, compared
+  CHECK(at_line(r, 2).reason ==
+        "circular: at this global batch the epochs are an input, curve 'c' (configs/convergence/x.yaml:3), "
+        "not a prediction");
+  REQUIRE(at_line(r, 3).used);  // interpolated from (0, 0): 40 x 0.7 / 0.75 epochs, a prediction
+  CHECK(*at_line(r, 3).predicted == Approx(40 * 0.7 / 0.75));
   CHECK(r.rows_skipped == 1);
 }
 
@@ -277,6 +345,8 @@ TEST_CASE("validate: golden run matches expected JSON and is deterministic", "[v
   std::string dir = XPUSIM_TEST_DATA_DIR "/validation";
   ValidateOptions o;
   o.predict = fake_predict;
+  o.prices = &kNoPrices;  // the cost row is skipped: no offer for the fake device
+  o.curves = &kNoCurves;
   auto rows = read_reference_csv(dir + "/golden_reference.csv");
   auto r1 = validate_rows(rows, o, "golden_reference.csv");
   auto r2 = validate_rows(rows, o, "golden_reference.csv");

@@ -65,6 +65,25 @@ TEST_CASE("forward MACs per image match published figures", "[zoo][flops]") {
   CHECK(macs_per_sample("inception_v3") == Approx(5.71e9).epsilon(0.03));
 }
 
+TEST_CASE("ResNet-50 training step at batch 32: the totals of the golden case, derived by hand", "[zoo][flops]") {
+  // tests/golden/graph_resnet50_totals asserts `xpusim graph --model resnet50 --batch 32
+  // --totals`; these are the same numbers from published figures and simple arithmetic.
+  GraphTotals t = totals("resnet50", 32, true);
+  const int64_t params = 25557032;  // torchvision resnet50 (v1.5), 25.6 M
+  CHECK(t.params == params);
+  CHECK(t.weight_bytes == 4 * params);           // fp32
+  CHECK(t.weight_grad_bytes == 4 * params);
+  CHECK(t.optimizer_state_bytes == 4 * params);  // one momentum buffer
+  CHECK(t.flops_update == Approx(6.0 * params).epsilon(1e-12));  // v = mu v + g + wd w; w -= lr v
+  CHECK(t.input_bytes == 32 * (3 * 224 * 224 * 4 + 4));  // fp32 images + int32 labels
+  // Forward: ~4.1 G multiply-adds per 224 px image (torchvision), 2 FLOPs each; BN, ReLU,
+  // pooling and the loss add about 1%.
+  CHECK(t.flops_forward / 32 / 2 == Approx(4.09e9).epsilon(0.02));
+  // Backward: a data and a weight gradient per conv/matmul, about twice the forward.
+  CHECK(t.flops_backward / t.flops_forward == Approx(2.0).epsilon(0.03));
+  CHECK(t.flops_train_step == Approx(t.flops_forward + t.flops_backward + t.flops_update).epsilon(1e-12));
+}
+
 TEST_CASE("work scales linearly with batch and a training step is about 3x the forward", "[zoo][flops]") {
   GraphTotals b1 = totals("resnet50", 1, true), b8 = totals("resnet50", 8, true);
   CHECK(b8.flops_forward == Approx(8 * b1.flops_forward).epsilon(1e-9));
