@@ -1,5 +1,7 @@
 // Op handlers backed by oneDNN primitives: convolution (forward, backward data, backward
-// weights), matmul, batch normalisation, eltwise activations and pooling. Tensors are
+// weights), matmul, batch normalisation, eltwise activations and pooling. On the native
+// bf16 path (Runner::bf16_native) conv, matmul and blocked batch norm compute in bf16 with
+// fp32 accumulation; the reorders that already change layout also change precision. Tensors are
 // stored in plain layouts (nchw, oihw, row-major matrices) so that every op can read every
 // tensor; convolutions reorder to and from oneDNN's preferred blocked layout around the
 // primitive (see bind_in). Primitives are created on an op's first run and reused.
@@ -66,7 +68,11 @@ memory bind_out(Runner& r, Prim& s, const memory::desc& want, const memory::desc
   s.post.push_back({dnnl::reorder(m, user), m, user, m, slot});
   return m;
 }
-memory::desc any_of(const memory::desc& d) { return memory::desc(d.dims(), dt::f32, tag::any); }
+memory::desc any_of(const memory::desc& d, dt type = dt::f32) { return memory::desc(d.dims(), type, tag::any); }
+// The data type conv, matmul and batch norm compute in: bf16 on the native path (oneDNN
+// accumulates in fp32 and the reorders around the primitive convert precision and layout
+// in one pass), else fp32.
+dt compute_dt(const Runner& r) { return r.bf16_native ? dt::bf16 : dt::f32; }
 
 // Convolution geometry from the forward op (backward ops pass their forward_op).
 struct ConvGeom {
@@ -99,9 +105,9 @@ ConvGeom conv_geom(const OpGraph& g, int fwd) {
 
 dnnl::convolution_forward::primitive_desc conv_fwd_pd(Runner& r, const OpGraph& g, int fwd) {
   ConvGeom c = conv_geom(g, fwd);
-  c.src = any_of(c.src);
-  c.wei = any_of(c.wei);
-  c.dst = any_of(c.dst);
+  c.src = any_of(c.src, compute_dt(r));
+  c.wei = any_of(c.wei, compute_dt(r));
+  c.dst = any_of(c.dst, compute_dt(r));  // the bias stays fp32
   bool bias = g.op(fwd).attrs.has_bias;
   auto d = bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
                                                   dnnl::algorithm::convolution_direct, c.src, c.wei, c.bias,
@@ -174,18 +180,24 @@ memory::desc bn_desc(const OpGraph& g, int fwd) {
 // oneDNN's JIT batch norm needs channel-blocked data (nChw8c on AVX2); on plain nchw it
 // falls back to a generic implementation that took over half of a ResNet-50 step. 4-D
 // tensors with whole blocks of 8 channels are therefore reordered around the primitive.
-memory::desc bn_compute_desc(const OpGraph& g, int fwd) {
+// With AVX-512 the kernels block by 16 channels (aBcd16b), as the convolutions around
+// them do. On the native bf16 path blocked batch norm runs in bf16 (fp32 statistics).
+memory::desc bn_compute_desc(const Runner& r, const OpGraph& g, int fwd) {
   memory::desc d = bn_desc(g, fwd);
   const Shape& x = g.tensor(g.op(fwd).inputs[0]).desc.shape;
-  if (x.size() == 4 && x[1] % 8 == 0) return memory::desc(d.dims(), dt::f32, tag::aBcd8b);
+  if (x.size() == 4 && r.avx512 && x[1] % 16 == 0) return memory::desc(d.dims(), compute_dt(r), tag::aBcd16b);
+  if (x.size() == 4 && x[1] % 8 == 0) return memory::desc(d.dims(), compute_dt(r), tag::aBcd8b);
   return d;
+}
+bool bn_native(const Runner& r, const OpGraph& g, int fwd) {
+  return bn_compute_desc(r, g, fwd).data_type() == memory::data_type::bf16;
 }
 constexpr float kBnEps = 1e-5f;  // PyTorch BatchNorm2d default
 const auto kBnFlags = dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
 
 dnnl::batch_normalization_forward::primitive_desc bn_fwd_pd(Runner& r, const OpGraph& g, int fwd) {
   return dnnl::batch_normalization_forward::primitive_desc(
-      dnnl::batch_normalization_forward::desc(dnnl::prop_kind::forward_training, bn_compute_desc(g, fwd), kBnEps,
+      dnnl::batch_normalization_forward::desc(dnnl::prop_kind::forward_training, bn_compute_desc(r, g, fwd), kBnEps,
                                               kBnFlags),
       r.eng);
 }
@@ -205,6 +217,7 @@ void Runner::on_Conv2D(const OpGraph& g, int i) {
     s.args[DNNL_ARG_WEIGHTS] = bind_in(*this, s, pd.weights_desc(), c.wei, w, 1);
     if (op.attrs.has_bias) s.args[DNNL_ARG_BIAS] = memory(pd.bias_desc(), eng, ptr(op.inputs[2]));
     s.args[DNNL_ARG_DST] = bind_out(*this, s, pd.dst_desc(), c.dst, ptr(op.outputs[0]), 2);
+    exact_bf16_out[static_cast<size_t>(i)] = bf16_native;
   }
   exec(*this, s);
 }
@@ -217,13 +230,15 @@ void Runner::on_Conv2DBackwardData(const OpGraph& g, int i) {
   if (fresh) {
     ConvGeom c = conv_geom(g, op.forward_op);
     dnnl::convolution_backward_data::primitive_desc pd(
-        dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, any_of(c.src), any_of(c.wei),
-                                              any_of(c.dst), c.strides, c.dil, c.pad_l, c.pad_r),
+        dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, any_of(c.src, compute_dt(*this)),
+                                              any_of(c.wei, compute_dt(*this)), any_of(c.dst, compute_dt(*this)),
+                                              c.strides, c.dil, c.pad_l, c.pad_r),
         eng, conv_fwd_pd(*this, g, op.forward_op));
     s.prim = dnnl::convolution_backward_data(pd);
     s.args[DNNL_ARG_DIFF_DST] = bind_in(*this, s, pd.diff_dst_desc(), c.dst, ptr(op.inputs[0]), 0);
     s.args[DNNL_ARG_WEIGHTS] = bind_in(*this, s, pd.weights_desc(), c.wei, w, 1);
     s.args[DNNL_ARG_DIFF_SRC] = bind_out(*this, s, pd.diff_src_desc(), c.src, ptr(op.outputs[0]), 2);
+    exact_bf16_out[static_cast<size_t>(i)] = bf16_native;
   }
   exec(*this, s);
 }
@@ -235,7 +250,8 @@ void Runner::on_Conv2DBackwardFilter(const OpGraph& g, int i) {
   if (fresh) {
     ConvGeom c = conv_geom(g, op.forward_op);
     bool bias = op.outputs.size() > 1;
-    auto src = any_of(c.src), wei = any_of(c.wei), dst = any_of(c.dst);
+    // bf16 activations and gradients in, fp32 weight gradient out (it feeds the fp32 master).
+    auto src = any_of(c.src, compute_dt(*this)), wei = any_of(c.wei), dst = any_of(c.dst, compute_dt(*this));
     auto d = bias ? dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, src, wei, c.bias,
                                                              dst, c.strides, c.dil, c.pad_l, c.pad_r)
                   : dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, src, wei, dst,
@@ -261,15 +277,18 @@ void Runner::on_MatMul(const OpGraph& g, int i) {
   bool fwd_bias = op.inputs.size() > 2;
   float* b = op.phase == Phase::forward || a.trans_b ? weight_operand(i, op.inputs[1]) : ptr(op.inputs[1]);
   if (fresh) {
-    memory::desc ad(memory::dims{a.m, a.k}, dt::f32, a.trans_a ? memory::dims{1, a.m} : memory::dims{a.k, 1});
-    memory::desc bd(memory::dims{a.k, a.n}, dt::f32, a.trans_b ? memory::dims{1, a.k} : memory::dims{a.n, 1});
+    const memory::dims as = a.trans_a ? memory::dims{1, a.m} : memory::dims{a.k, 1};
+    const memory::dims bs = a.trans_b ? memory::dims{1, a.k} : memory::dims{a.n, 1};
+    memory::desc ad(memory::dims{a.m, a.k}, dt::f32, as), bd(memory::dims{a.k, a.n}, dt::f32, bs);
+    // Native bf16: bf16 copies of both operands (same strides), fp32 result and bias.
+    memory::desc ac(ad.dims(), compute_dt(*this), as), bc(bd.dims(), compute_dt(*this), bs);
     memory::desc cd = plain({a.m, a.n});
     memory::desc biasd = plain({1, a.n});
-    auto d = fwd_bias ? dnnl::matmul::desc(ad, bd, biasd, cd) : dnnl::matmul::desc(ad, bd, cd);
+    auto d = fwd_bias ? dnnl::matmul::desc(ac, bc, biasd, cd) : dnnl::matmul::desc(ac, bc, cd);
     dnnl::matmul::primitive_desc pd(d, eng);
     s.prim = dnnl::matmul(pd);
-    s.args[DNNL_ARG_SRC] = memory(ad, eng, ptr(op.inputs[0]));
-    s.args[DNNL_ARG_WEIGHTS] = memory(bd, eng, b);
+    s.args[DNNL_ARG_SRC] = bind_in(*this, s, ac, ad, ptr(op.inputs[0]), 0);
+    s.args[DNNL_ARG_WEIGHTS] = bind_in(*this, s, bc, bd, b, 1);
     if (fwd_bias) s.args[DNNL_ARG_BIAS] = memory(biasd, eng, ptr(op.inputs[2]));
     s.args[DNNL_ARG_DST] = memory(cd, eng, ptr(op.outputs[0]));
   }
@@ -304,6 +323,7 @@ void Runner::on_BatchNorm(const OpGraph& g, int i) {
     s.args[DNNL_ARG_DST] = bind_out(*this, s, pd.dst_desc(), d, ptr(op.outputs[0]), 2);
     s.args[DNNL_ARG_MEAN] = memory(pd.mean_desc(), eng, ptr(op.outputs[1]));
     s.args[DNNL_ARG_VARIANCE] = memory(pd.variance_desc(), eng, ptr(op.outputs[2]));
+    exact_bf16_out[static_cast<size_t>(i)] = bn_native(*this, g, i);
   }
   exec(*this, s);
 }
@@ -313,7 +333,7 @@ void Runner::on_BatchNormBackward(const OpGraph& g, int i) {
   auto& s = state_of<Prim>(*this, i, fresh);
   const OpNode& op = g.op(i);  // in: {dy, x, gamma, mean, var}; out: {dx, dgamma, dbeta}
   if (fresh) {
-    memory::desc d = bn_desc(g, op.forward_op), cd = bn_compute_desc(g, op.forward_op);
+    memory::desc d = bn_desc(g, op.forward_op), cd = bn_compute_desc(*this, g, op.forward_op);
     dnnl::batch_normalization_backward::primitive_desc pd(
         dnnl::batch_normalization_backward::desc(dnnl::prop_kind::backward, cd, cd, kBnEps, kBnFlags), eng,
         bn_fwd_pd(*this, g, op.forward_op));
@@ -329,6 +349,7 @@ void Runner::on_BatchNormBackward(const OpGraph& g, int i) {
     s.args[DNNL_ARG_DIFF_SRC] = bind_out(*this, s, pd.diff_src_desc(), d, ptr(op.outputs[0]), 2);
     s.args[DNNL_ARG_DIFF_SCALE] = memory(c, eng, ptr(op.outputs[1]));
     s.args[DNNL_ARG_DIFF_SHIFT] = memory(c, eng, ptr(op.outputs[2]));
+    exact_bf16_out[static_cast<size_t>(i)] = bn_native(*this, g, op.forward_op);
   }
   exec(*this, s);
 }
@@ -342,6 +363,9 @@ void Runner::on_Activation(const OpGraph& g, int i) {
     s.prim = dnnl::eltwise_forward(pd);
     s.args[DNNL_ARG_SRC] = memory(pd.src_desc(), eng, ptr(op.inputs[0]));
     s.args[DNNL_ARG_DST] = memory(pd.dst_desc(), eng, ptr(op.outputs[0]));
+    // max(x, 0) of a bf16 value is a bf16 value: no rounding pass needed.
+    exact_bf16_out[static_cast<size_t>(i)] =
+        bf16_native && op.attrs.act == ActivationFn::relu && g.tensor(op.inputs[0]).desc.dtype == DType::bf16;
   }
   exec(*this, s);
 }

@@ -34,6 +34,11 @@ class Runner final : public OpVisitor<void> {
   const OpGraph& g_;
   ExecOptions opts;
   bool bf16 = false;       // round bf16-typed tensors to bf16 after they are written
+  bool bf16_native = false;  // conv, matmul, batch norm on oneDNN bf16 primitives
+  bool avx512 = false;     // oneDNN's JIT kernels block channels by 16 (else by 8)
+  // Per op: its first output is already bf16-exact when the op has run (a native bf16
+  // primitive wrote it through a bf16 -> fp32 reorder), so the executor need not round it.
+  std::vector<char> exact_bf16_out;
   bool training = true;    // dropout active
   uint64_t dropout_step = 0;
   int64_t adam_t = 0;      // Adam's step counter (bias correction)
