@@ -146,6 +146,8 @@ bool Executor::bf16() const { return r_->bf16; }
 bool Executor::bf16_native() const { return r_->bf16_native; }
 float* Executor::data(int t) { return r_->ptr(t); }
 const float* Executor::data(int t) const { return r_->ptrs[static_cast<size_t>(t)]; }
+std::vector<float> Executor::read(int t) const { return r_->read_plain(t); }
+bool Executor::stored_blocked(int t) const { return r_->blocked[static_cast<size_t>(t)] != 0; }
 float Executor::loss() const { return loss_tensor_ >= 0 ? *data(loss_tensor_) : 0.0f; }
 int64_t Executor::buffer_bytes() const { return r_->block_bytes + r_->scratch_bytes(); }
 void Executor::set_lr(float lr) { r_->opts.lr = lr; }

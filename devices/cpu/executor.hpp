@@ -54,8 +54,12 @@ class Executor {
   void update();    // optimizer phase
   void step();      // forward(true) + backward + update; advances the dropout stream
 
+  // The tensor's storage: plain fp32 unless the executor keeps it channel-blocked (see
+  // Runner::blocked); read() always returns plain fp32 values.
   float* data(int tensor);
   const float* data(int tensor) const;
+  std::vector<float> read(int tensor) const;
+  bool stored_blocked(int tensor) const;
   float loss() const;         // value of the (first) loss tensor
   int loss_tensor() const { return loss_tensor_; }
   int probs_tensor() const { return probs_tensor_; }  // softmax output of the loss op

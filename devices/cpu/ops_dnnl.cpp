@@ -74,6 +74,19 @@ memory::desc any_of(const memory::desc& d, dt type = dt::f32) { return memory::d
 // in one pass), else fp32.
 dt compute_dt(const Runner& r) { return r.bf16_native ? dt::bf16 : dt::f32; }
 
+memory::desc blocked_desc(const Runner& r, const memory::dims& d) {
+  return memory::desc(d, compute_dt(r), r.avx512 ? tag::aBcd16b : tag::aBcd8b);
+}
+// How tensor t is stored (plain_d describes it as plain fp32).
+memory::desc stored(const Runner& r, const memory::desc& plain_d, int t) {
+  return r.blocked[static_cast<size_t>(t)] ? blocked_desc(r, plain_d.dims()) : plain_d;
+}
+// What a primitive is asked to take for tensor t: its storage when blocked (no reorder),
+// else whatever oneDNN prefers in the compute type.
+memory::desc want(const Runner& r, const memory::desc& plain_d, int t, dt type) {
+  return r.blocked[static_cast<size_t>(t)] ? blocked_desc(r, plain_d.dims()) : any_of(plain_d, type);
+}
+
 // Convolution geometry from the forward op (backward ops pass their forward_op).
 struct ConvGeom {
   memory::desc src, wei, bias, dst;
@@ -105,9 +118,10 @@ ConvGeom conv_geom(const OpGraph& g, int fwd) {
 
 dnnl::convolution_forward::primitive_desc conv_fwd_pd(Runner& r, const OpGraph& g, int fwd) {
   ConvGeom c = conv_geom(g, fwd);
-  c.src = any_of(c.src, compute_dt(r));
+  const OpNode& op = g.op(fwd);
+  c.src = want(r, c.src, op.inputs[0], compute_dt(r));
   c.wei = any_of(c.wei, compute_dt(r));
-  c.dst = any_of(c.dst, compute_dt(r));  // the bias stays fp32
+  c.dst = want(r, c.dst, op.outputs[0], compute_dt(r));  // the bias stays fp32
   bool bias = g.op(fwd).attrs.has_bias;
   auto d = bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
                                                   dnnl::algorithm::convolution_direct, c.src, c.wei, c.bias,
@@ -204,6 +218,51 @@ dnnl::batch_normalization_forward::primitive_desc bn_fwd_pd(Runner& r, const OpG
 
 }  // namespace
 
+void Runner::choose_layouts() {
+  blocked.assign(static_cast<size_t>(g_.num_tensors()), 0);
+  const int64_t block = avx512 ? 16 : 8;
+  auto plain_conv = [&](int op) { return g_.op(op).attrs.groups <= 1; };
+  for (int t = 0; t < g_.num_tensors(); ++t) {
+    const Tensor& T = g_.tensor(t);
+    if (T.is_view || T.producer < 0 || T.desc.shape.size() != 4 || T.desc.shape[1] % block != 0) continue;
+    const OpNode& p = g_.op(T.producer);
+    bool ok = p.outputs[0] == t && ((p.kind == OpKind::Conv2D && plain_conv(T.producer)) ||
+                                    p.kind == OpKind::BatchNormBackward);
+    const auto& cons = g_.consumers(t);
+    ok = ok && !cons.empty();
+    for (int c : cons) {
+      const OpNode& o = g_.op(c);
+      const bool fits = (o.kind == OpKind::BatchNorm && o.inputs[0] == t) ||
+                        (o.kind == OpKind::BatchNormBackward && o.inputs[1] == t && o.inputs[0] != t) ||
+                        (o.kind == OpKind::Conv2DBackwardData && o.inputs[0] == t && plain_conv(o.forward_op)) ||
+                        (o.kind == OpKind::Conv2DBackwardFilter && o.inputs[1] == t && o.inputs[0] != t &&
+                         plain_conv(o.forward_op));
+      ok = ok && fits;
+    }
+    // Batch norm must compute in exactly the stored layout (bn_compute_desc).
+    if (ok && p.kind == OpKind::BatchNormBackward)
+      ok = bn_compute_desc(*this, g_, p.forward_op) == blocked_desc(*this, dims_of(T.desc.shape));
+    for (int c : cons)
+      if (ok && g_.op(c).kind == OpKind::BatchNorm)
+        ok = bn_compute_desc(*this, g_, c) == blocked_desc(*this, dims_of(T.desc.shape));
+    blocked[static_cast<size_t>(t)] = ok;
+  }
+}
+
+std::vector<float> Runner::read_plain(int t) {
+  const Tensor& T = g_.tensor(t);
+  std::vector<float> out(static_cast<size_t>(T.desc.numel()));
+  if (!blocked[static_cast<size_t>(t)]) {
+    std::copy(ptr(t), ptr(t) + out.size(), out.begin());
+    return out;
+  }
+  memory::desc pd = plain(dims_of(T.desc.shape));
+  memory from(blocked_desc(*this, pd.dims()), eng, ptr(t)), to(pd, eng, out.data());
+  dnnl::reorder(from, to).execute(strm, from, to);
+  strm.wait();
+  return out;
+}
+
 void Runner::on_Conv2D(const OpGraph& g, int i) {
   bool fresh;
   auto& s = state_of<Prim>(*this, i, fresh);
@@ -213,10 +272,11 @@ void Runner::on_Conv2D(const OpGraph& g, int i) {
     auto pd = conv_fwd_pd(*this, g, i);
     ConvGeom c = conv_geom(g, i);
     s.prim = dnnl::convolution_forward(pd);
-    s.args[DNNL_ARG_SRC] = bind_in(*this, s, pd.src_desc(), c.src, ptr(op.inputs[0]), 0);
+    s.args[DNNL_ARG_SRC] = bind_in(*this, s, pd.src_desc(), stored(*this, c.src, op.inputs[0]), ptr(op.inputs[0]), 0);
     s.args[DNNL_ARG_WEIGHTS] = bind_in(*this, s, pd.weights_desc(), c.wei, w, 1);
     if (op.attrs.has_bias) s.args[DNNL_ARG_BIAS] = memory(pd.bias_desc(), eng, ptr(op.inputs[2]));
-    s.args[DNNL_ARG_DST] = bind_out(*this, s, pd.dst_desc(), c.dst, ptr(op.outputs[0]), 2);
+    s.args[DNNL_ARG_DST] =
+        bind_out(*this, s, pd.dst_desc(), stored(*this, c.dst, op.outputs[0]), ptr(op.outputs[0]), 2);
     exact_bf16_out[static_cast<size_t>(i)] = bf16_native;
   }
   exec(*this, s);
@@ -230,14 +290,17 @@ void Runner::on_Conv2DBackwardData(const OpGraph& g, int i) {
   if (fresh) {
     ConvGeom c = conv_geom(g, op.forward_op);
     dnnl::convolution_backward_data::primitive_desc pd(
-        dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, any_of(c.src, compute_dt(*this)),
-                                              any_of(c.wei, compute_dt(*this)), any_of(c.dst, compute_dt(*this)),
-                                              c.strides, c.dil, c.pad_l, c.pad_r),
+        dnnl::convolution_backward_data::desc(
+            dnnl::algorithm::convolution_direct, want(*this, c.src, op.outputs[0], compute_dt(*this)),
+            any_of(c.wei, compute_dt(*this)), want(*this, c.dst, op.inputs[0], compute_dt(*this)), c.strides, c.dil,
+            c.pad_l, c.pad_r),
         eng, conv_fwd_pd(*this, g, op.forward_op));
     s.prim = dnnl::convolution_backward_data(pd);
-    s.args[DNNL_ARG_DIFF_DST] = bind_in(*this, s, pd.diff_dst_desc(), c.dst, ptr(op.inputs[0]), 0);
+    s.args[DNNL_ARG_DIFF_DST] =
+        bind_in(*this, s, pd.diff_dst_desc(), stored(*this, c.dst, op.inputs[0]), ptr(op.inputs[0]), 0);
     s.args[DNNL_ARG_WEIGHTS] = bind_in(*this, s, pd.weights_desc(), c.wei, w, 1);
-    s.args[DNNL_ARG_DIFF_SRC] = bind_out(*this, s, pd.diff_src_desc(), c.src, ptr(op.outputs[0]), 2);
+    s.args[DNNL_ARG_DIFF_SRC] =
+        bind_out(*this, s, pd.diff_src_desc(), stored(*this, c.src, op.outputs[0]), ptr(op.outputs[0]), 2);
     exact_bf16_out[static_cast<size_t>(i)] = bf16_native;
   }
   exec(*this, s);
@@ -251,15 +314,17 @@ void Runner::on_Conv2DBackwardFilter(const OpGraph& g, int i) {
     ConvGeom c = conv_geom(g, op.forward_op);
     bool bias = op.outputs.size() > 1;
     // bf16 activations and gradients in, fp32 weight gradient out (it feeds the fp32 master).
-    auto src = any_of(c.src, compute_dt(*this)), wei = any_of(c.wei), dst = any_of(c.dst, compute_dt(*this));
+    auto src = want(*this, c.src, op.inputs[0], compute_dt(*this)), wei = any_of(c.wei),
+         dst = want(*this, c.dst, op.inputs[1], compute_dt(*this));
     auto d = bias ? dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, src, wei, c.bias,
                                                              dst, c.strides, c.dil, c.pad_l, c.pad_r)
                   : dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, src, wei, dst,
                                                              c.strides, c.dil, c.pad_l, c.pad_r);
     dnnl::convolution_backward_weights::primitive_desc pd(d, eng, conv_fwd_pd(*this, g, op.forward_op));
     s.prim = dnnl::convolution_backward_weights(pd);
-    s.args[DNNL_ARG_SRC] = bind_in(*this, s, pd.src_desc(), c.src, ptr(op.inputs[0]), 0);
-    s.args[DNNL_ARG_DIFF_DST] = bind_in(*this, s, pd.diff_dst_desc(), c.dst, ptr(op.inputs[1]), 1);
+    s.args[DNNL_ARG_SRC] = bind_in(*this, s, pd.src_desc(), stored(*this, c.src, op.inputs[0]), ptr(op.inputs[0]), 0);
+    s.args[DNNL_ARG_DIFF_DST] =
+        bind_in(*this, s, pd.diff_dst_desc(), stored(*this, c.dst, op.inputs[1]), ptr(op.inputs[1]), 1);
     s.args[DNNL_ARG_DIFF_WEIGHTS] = bind_out(*this, s, pd.diff_weights_desc(), c.wei, ptr(op.outputs[0]), 2);
     if (bias) s.args[DNNL_ARG_DIFF_BIAS] = memory(pd.diff_bias_desc(), eng, ptr(op.outputs[1]));
   }
@@ -317,7 +382,7 @@ void Runner::on_BatchNorm(const OpGraph& g, int i) {
     s.prim = dnnl::batch_normalization_forward(pd);
     memory::desc c = plain({g.tensor(op.inputs[1]).desc.numel()});
     memory::desc d = bn_desc(g, i);
-    s.args[DNNL_ARG_SRC] = bind_in(*this, s, pd.src_desc(), d, ptr(op.inputs[0]), 0);
+    s.args[DNNL_ARG_SRC] = bind_in(*this, s, pd.src_desc(), stored(*this, d, op.inputs[0]), ptr(op.inputs[0]), 0);
     s.args[DNNL_ARG_SCALE] = memory(c, eng, ptr(op.inputs[1]));
     s.args[DNNL_ARG_SHIFT] = memory(c, eng, ptr(op.inputs[2]));
     s.args[DNNL_ARG_DST] = bind_out(*this, s, pd.dst_desc(), d, ptr(op.outputs[0]), 2);
@@ -340,13 +405,14 @@ void Runner::on_BatchNormBackward(const OpGraph& g, int i) {
     s.prim = dnnl::batch_normalization_backward(pd);
     memory::desc c = plain({g.tensor(op.inputs[2]).desc.numel()});
     s.args[DNNL_ARG_DIFF_DST] = bind_in(*this, s, pd.diff_dst_desc(), d, ptr(op.inputs[0]), 0);
-    s.args[DNNL_ARG_SRC] = bind_in(*this, s, pd.src_desc(), d, ptr(op.inputs[1]), 1);
+    s.args[DNNL_ARG_SRC] = bind_in(*this, s, pd.src_desc(), stored(*this, d, op.inputs[1]), ptr(op.inputs[1]), 1);
     s.args[DNNL_ARG_SCALE] = memory(c, eng, ptr(op.inputs[2]));
     // oneDNN 2.6 asks for the shift too (it does not enter the gradients): the forward's beta.
     s.args[DNNL_ARG_SHIFT] = memory(c, eng, ptr(g.op(op.forward_op).inputs[2]));
     s.args[DNNL_ARG_MEAN] = memory(pd.mean_desc(), eng, ptr(op.inputs[3]));
     s.args[DNNL_ARG_VARIANCE] = memory(pd.variance_desc(), eng, ptr(op.inputs[4]));
-    s.args[DNNL_ARG_DIFF_SRC] = bind_out(*this, s, pd.diff_src_desc(), d, ptr(op.outputs[0]), 2);
+    s.args[DNNL_ARG_DIFF_SRC] =
+        bind_out(*this, s, pd.diff_src_desc(), stored(*this, d, op.outputs[0]), ptr(op.outputs[0]), 2);
     s.args[DNNL_ARG_DIFF_SCALE] = memory(c, eng, ptr(op.outputs[1]));
     s.args[DNNL_ARG_DIFF_SHIFT] = memory(c, eng, ptr(op.outputs[2]));
     exact_bf16_out[static_cast<size_t>(i)] = bn_native(*this, g, op.forward_op);

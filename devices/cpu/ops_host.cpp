@@ -35,6 +35,7 @@ Runner::Runner(const OpGraph& g, const ExecOptions& o)
   bf16_native = bf16 && o.bf16_path != Bf16Path::emulated && cpu_has_native_bf16();
   avx512 = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
   exact_bf16_out.assign(static_cast<size_t>(g.num_ops()), 0);
+  choose_layouts();
   state.resize(static_cast<size_t>(g.num_ops()));
   weight_copies.resize(static_cast<size_t>(g.num_ops()));
 }

@@ -112,7 +112,8 @@ TEST_CASE("native bf16: conv, batch norm, matmul outputs and weight gradients ma
     if (!gemm && op.kind != OpKind::BatchNorm && op.kind != OpKind::BatchNormBackward) continue;
     for (int t : op.outputs) {
       const int64_t n = gb.tensor(t).desc.numel();
-      const double e = rel_l2(nat->data(t), ref->data(t), n);
+      const std::vector<float> a = nat->read(t), b = ref->read(t);
+      const double e = rel_l2(a.data(), b.data(), n);
       INFO(op_kind_name(op.kind) << " " << gb.tensor(t).name << " relative L2 error " << e);
       CHECK(e < (op.phase == Phase::forward ? 3e-2 : 1.5e-1));
       if (gemm) CHECK(e > 1e-5);
@@ -120,11 +121,16 @@ TEST_CASE("native bf16: conv, batch norm, matmul outputs and weight gradients ma
     }
   }
   CHECK(checked >= 16);
+  // Conv outputs feeding batch norm, and their gradients, are stored channel-blocked.
+  int blocked = 0;
+  for (int t = 0; t < gb.num_tensors(); ++t) blocked += nat->stored_blocked(t);
+  CHECK(blocked == 4);
   // Activations that the native primitives wrote hold bf16 values (low 16 bits zero).
   for (int i = 0; i < gb.num_ops(); ++i) {
     const OpNode& op = gb.op(i);
     if (op.kind != OpKind::Conv2D && op.kind != OpKind::BatchNorm) continue;
-    const float* p = nat->data(op.outputs[0]);
+    const std::vector<float> v = nat->read(op.outputs[0]);
+    const float* p = v.data();
     uint32_t low = 0;
     for (int64_t k = 0; k < gb.tensor(op.outputs[0]).desc.numel(); ++k) {
       uint32_t u;
