@@ -74,17 +74,21 @@ memory::desc any_of(const memory::desc& d, dt type = dt::f32) { return memory::d
 // in one pass), else fp32.
 dt compute_dt(const Runner& r) { return r.bf16_native ? dt::bf16 : dt::f32; }
 
-memory::desc blocked_desc(const Runner& r, const memory::dims& d) {
-  return memory::desc(d, compute_dt(r), r.avx512 ? tag::aBcd16b : tag::aBcd8b);
+// Channel-blocked layout in the compute type (kind 1 of Runner::blocked) or in fp32 (kind 2).
+memory::desc blocked_desc(const Runner& r, const memory::dims& d, int kind = 1) {
+  return memory::desc(d, kind == 1 ? compute_dt(r) : dt::f32, r.avx512 ? tag::aBcd16b : tag::aBcd8b);
 }
 // How tensor t is stored (plain_d describes it as plain fp32).
 memory::desc stored(const Runner& r, const memory::desc& plain_d, int t) {
-  return r.blocked[static_cast<size_t>(t)] ? blocked_desc(r, plain_d.dims()) : plain_d;
+  const int kind = r.blocked[static_cast<size_t>(t)];
+  return kind ? blocked_desc(r, plain_d.dims(), kind) : plain_d;
 }
-// What a primitive is asked to take for tensor t: its storage when blocked (no reorder),
-// else whatever oneDNN prefers in the compute type.
+// What a primitive is asked to take for tensor t: the blocked layout in the compute type
+// when t is stored blocked (no reorder, or only a precision change), else whatever oneDNN
+// prefers in that type.
 memory::desc want(const Runner& r, const memory::desc& plain_d, int t, dt type) {
-  return r.blocked[static_cast<size_t>(t)] ? blocked_desc(r, plain_d.dims()) : any_of(plain_d, type);
+  if (!r.blocked[static_cast<size_t>(t)]) return any_of(plain_d, type);
+  return memory::desc(plain_d.dims(), type, r.avx512 ? tag::aBcd16b : tag::aBcd8b);
 }
 
 // Convolution geometry from the forward op (backward ops pass their forward_op).
@@ -218,35 +222,88 @@ dnnl::batch_normalization_forward::primitive_desc bn_fwd_pd(Runner& r, const OpG
 
 }  // namespace
 
+// Two kinds of blocked storage. Kind 1: a convolution's output read only by batch norm
+// (and conv backward), and that tensor's gradient, stored in the compute type (bf16 on the
+// native path). Kind 2: groups of tensors joined by layout-agnostic elementwise ops
+// (activation, activation backward, add), whose other producers and consumers are all
+// convolution or batch-norm arguments (a batch-norm output through relu into the next
+// convolution, residual adds, their gradients), stored in fp32 blocked so that the
+// elementwise loops and eltwise primitives still read fp32. A group that also touches
+// pooling, concat, matmul, a reshape or anything else stays plain.
 void Runner::choose_layouts() {
-  blocked.assign(static_cast<size_t>(g_.num_tensors()), 0);
+  const int nt = g_.num_tensors();
+  blocked.assign(static_cast<size_t>(nt), 0);
   const int64_t block = avx512 ? 16 : 8;
   auto plain_conv = [&](int op) { return g_.op(op).attrs.groups <= 1; };
-  for (int t = 0; t < g_.num_tensors(); ++t) {
+  auto shape_ok = [&](int t) {
     const Tensor& T = g_.tensor(t);
-    if (T.is_view || T.producer < 0 || T.desc.shape.size() != 4 || T.desc.shape[1] % block != 0) continue;
-    const OpNode& p = g_.op(T.producer);
-    bool ok = p.outputs[0] == t && ((p.kind == OpKind::Conv2D && plain_conv(T.producer)) ||
-                                    p.kind == OpKind::BatchNormBackward);
+    return !T.is_view && T.producer >= 0 && T.desc.shape.size() == 4 && T.desc.shape[1] % block == 0;
+  };
+  // Batch norm computes in exactly blocked_desc's layout for this tensor's shape.
+  auto bn_fits = [&](int bn_fwd, int t) {
+    return bn_compute_desc(*this, g_, bn_fwd) == blocked_desc(*this, dims_of(g_.tensor(t).desc.shape));
+  };
+  for (int t = 0; t < nt; ++t) {
+    if (!shape_ok(t)) continue;
+    const OpNode& p = g_.op(g_.tensor(t).producer);
+    bool ok = p.outputs[0] == t && ((p.kind == OpKind::Conv2D && plain_conv(g_.tensor(t).producer)) ||
+                                    (p.kind == OpKind::BatchNormBackward && bn_fits(p.forward_op, t)));
     const auto& cons = g_.consumers(t);
     ok = ok && !cons.empty();
     for (int c : cons) {
       const OpNode& o = g_.op(c);
-      const bool fits = (o.kind == OpKind::BatchNorm && o.inputs[0] == t) ||
-                        (o.kind == OpKind::BatchNormBackward && o.inputs[1] == t && o.inputs[0] != t) ||
-                        (o.kind == OpKind::Conv2DBackwardData && o.inputs[0] == t && plain_conv(o.forward_op)) ||
-                        (o.kind == OpKind::Conv2DBackwardFilter && o.inputs[1] == t && o.inputs[0] != t &&
-                         plain_conv(o.forward_op));
-      ok = ok && fits;
+      ok = ok && ((o.kind == OpKind::BatchNorm && o.inputs[0] == t && bn_fits(c, t)) ||
+                  (o.kind == OpKind::BatchNormBackward && o.inputs[1] == t && o.inputs[0] != t) ||
+                  (o.kind == OpKind::Conv2DBackwardData && o.inputs[0] == t && plain_conv(o.forward_op)) ||
+                  (o.kind == OpKind::Conv2DBackwardFilter && o.inputs[1] == t && o.inputs[0] != t &&
+                   plain_conv(o.forward_op)));
     }
-    // Batch norm must compute in exactly the stored layout (bn_compute_desc).
-    if (ok && p.kind == OpKind::BatchNormBackward)
-      ok = bn_compute_desc(*this, g_, p.forward_op) == blocked_desc(*this, dims_of(T.desc.shape));
-    for (int c : cons)
-      if (ok && g_.op(c).kind == OpKind::BatchNorm)
-        ok = bn_compute_desc(*this, g_, c) == blocked_desc(*this, dims_of(T.desc.shape));
-    blocked[static_cast<size_t>(t)] = ok;
+    blocked[static_cast<size_t>(t)] = ok ? 1 : 0;
   }
+  // Kind 2: union-find over tensors joined by elementwise ops.
+  std::vector<int> root(static_cast<size_t>(nt));
+  for (int t = 0; t < nt; ++t) root[static_cast<size_t>(t)] = t;
+  auto find = [&](int t) {
+    while (root[static_cast<size_t>(t)] != t) t = root[static_cast<size_t>(t)] = root[static_cast<size_t>(root[static_cast<size_t>(t)])];
+    return t;
+  };
+  auto elementwise = [](OpKind k) { return k == OpKind::Activation || k == OpKind::ActivationBackward || k == OpKind::Add; };
+  for (int i = 0; i < g_.num_ops(); ++i) {
+    const OpNode& o = g_.op(i);
+    if (!elementwise(o.kind)) continue;
+    std::vector<int> ts(o.inputs);
+    ts.insert(ts.end(), o.outputs.begin(), o.outputs.end());
+    for (int t : ts) root[static_cast<size_t>(find(t))] = find(ts[0]);
+  }
+  // A tensor's uses outside elementwise ops must all be convolution / batch-norm arguments.
+  auto use_ok = [&](int t) {
+    if (!shape_ok(t) || blocked[static_cast<size_t>(t)]) return false;
+    const int pi = g_.tensor(t).producer;
+    const OpNode& p = g_.op(pi);
+    bool ok = elementwise(p.kind) || (p.kind == OpKind::BatchNorm && p.outputs[0] == t && bn_fits(pi, t)) ||
+              (p.kind == OpKind::Conv2DBackwardData && plain_conv(p.forward_op));
+    for (int c : g_.consumers(t)) {
+      const OpNode& o = g_.op(c);
+      ok = ok && (elementwise(o.kind) ||
+                  (o.kind == OpKind::Conv2D && o.inputs[0] == t && plain_conv(c)) ||
+                  (o.kind == OpKind::Conv2DBackwardFilter && o.inputs[0] == t && o.inputs[1] != t &&
+                   plain_conv(o.forward_op)) ||
+                  (o.kind == OpKind::BatchNormBackward && o.inputs[0] == t && o.inputs[1] != t &&
+                   bn_fits(o.forward_op, t)));
+    }
+    return ok;
+  };
+  std::vector<char> group_ok(static_cast<size_t>(nt), 1), in_group(static_cast<size_t>(nt), 0);
+  for (int i = 0; i < g_.num_ops(); ++i) {
+    const OpNode& o = g_.op(i);
+    if (!elementwise(o.kind)) continue;
+    for (const auto* v : {&o.inputs, &o.outputs})
+      for (int t : *v) in_group[static_cast<size_t>(t)] = 1;
+  }
+  for (int t = 0; t < nt; ++t)
+    if (in_group[static_cast<size_t>(t)] && !use_ok(t)) group_ok[static_cast<size_t>(find(t))] = 0;
+  for (int t = 0; t < nt; ++t)
+    if (in_group[static_cast<size_t>(t)] && group_ok[static_cast<size_t>(find(t))]) blocked[static_cast<size_t>(t)] = 2;
 }
 
 std::vector<float> Runner::read_plain(int t) {
@@ -257,7 +314,7 @@ std::vector<float> Runner::read_plain(int t) {
     return out;
   }
   memory::desc pd = plain(dims_of(T.desc.shape));
-  memory from(blocked_desc(*this, pd.dims()), eng, ptr(t)), to(pd, eng, out.data());
+  memory from(stored(*this, pd, t), eng, ptr(t)), to(pd, eng, out.data());
   dnnl::reorder(from, to).execute(strm, from, to);
   strm.wait();
   return out;

@@ -39,10 +39,10 @@ class Runner final : public OpVisitor<void> {
   // Per op: its first output is already bf16-exact when the op has run (a native bf16
   // primitive wrote it through a bf16 -> fp32 reorder), so the executor need not round it.
   std::vector<char> exact_bf16_out;
-  // Per tensor: stored channel-blocked (aBcd16b under AVX-512, else aBcd8b) in the compute
-  // type instead of plain fp32. Chosen for tensors that only oneDNN convolution and batch
-  // norm write and read (a convolution's output feeding batch norm, and its gradient), so
-  // the reorders to and from plain layout around those primitives disappear.
+  // Per tensor: 0 plain fp32; else stored channel-blocked (aBcd16b under AVX-512, else
+  // aBcd8b), 1 in the compute type, 2 in fp32 (choose_layouts in ops_dnnl.cpp). Chosen for
+  // tensors that only convolution, batch norm and elementwise ops touch, so the reorders to
+  // and from plain layout around those primitives disappear.
   std::vector<char> blocked;
   void choose_layouts();
   std::vector<float> read_plain(int t);  // a tensor's values in plain fp32 (any storage)
