@@ -119,7 +119,14 @@ Executor::Executor(const OpGraph& g, const ExecOptions& opts) : g_(g) {
   omp_set_num_threads(threads_);
   r_ = std::make_unique<Runner>(g, opts);
   order_ = g.schedule();
-  MemoryPlan plan = plan_memory(g, opts.plan_memory);
+  // Tensors stored blocked in bf16 (Runner::blocked kind 1 on the native path) take two
+  // bytes per element: half the floats.
+  std::vector<int64_t> floats(static_cast<size_t>(g.num_tensors()));
+  for (int t = 0; t < g.num_tensors(); ++t) {
+    const int64_t n = g.tensor(t).desc.numel();
+    floats[static_cast<size_t>(t)] = r_->blocked[static_cast<size_t>(t)] == 1 && r_->bf16_native ? (n + 1) / 2 : n;
+  }
+  MemoryPlan plan = plan_memory(g, opts.plan_memory, floats);
   for (int64_t floats : plan.block_floats) {
     size_t bytes = (static_cast<size_t>(floats) * sizeof(float) + 63) / 64 * 64;
     float* p = static_cast<float*>(std::aligned_alloc(64, bytes));

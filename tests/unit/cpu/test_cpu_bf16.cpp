@@ -163,6 +163,24 @@ TEST_CASE("native bf16: a short loss curve follows fp32's", "[cpu][bf16]") {
   CHECK(lb.back() < 0.95 * lb.front());  // it trains (one fixed batch)
 }
 
+TEST_CASE("native bf16: the shared memory plan (half-size bf16 blocks) changes no result", "[cpu][bf16]") {
+  XPUSIM_REQUIRE_NATIVE_BF16();
+  OpGraph gb = graph_of(Precision::bf16, 8);
+  auto separate = executor(gb, Bf16Path::native);
+  ExecOptions o;
+  o.seed = 5;
+  o.threads = 2;
+  o.bf16_path = Bf16Path::native;
+  Executor shared(gb, o);
+  shared.fill_synthetic();
+  for (int s = 0; s < 3; ++s) {
+    separate->step();
+    shared.step();
+    CHECK(shared.loss() == separate->loss());
+  }
+  CHECK(shared.buffer_bytes() < separate->buffer_bytes());
+}
+
 TEST_CASE("bf16 path selection: automatic picks native exactly where the CPU has it", "[cpu][bf16]") {
   OpGraph gb = graph_of(Precision::bf16, 2);
   CHECK(executor(gb, Bf16Path::automatic)->bf16_native() == cpu_has_native_bf16());
