@@ -119,12 +119,11 @@ Executor::Executor(const OpGraph& g, const ExecOptions& opts) : g_(g) {
   omp_set_num_threads(threads_);
   r_ = std::make_unique<Runner>(g, opts);
   order_ = g.schedule();
-  // Tensors stored blocked in bf16 (Runner::blocked kind 1 on the native path) take two
-  // bytes per element: half the floats.
+  // Tensors stored blocked in bf16 (on the native path) take two bytes per element.
   std::vector<int64_t> floats(static_cast<size_t>(g.num_tensors()));
   for (int t = 0; t < g.num_tensors(); ++t) {
     const int64_t n = g.tensor(t).desc.numel();
-    floats[static_cast<size_t>(t)] = r_->blocked[static_cast<size_t>(t)] == 1 && r_->bf16_native ? (n + 1) / 2 : n;
+    floats[static_cast<size_t>(t)] = r_->bf16_stored(t) ? (n + 1) / 2 : n;
   }
   MemoryPlan plan = plan_memory(g, opts.plan_memory, floats);
   for (int64_t floats : plan.block_floats) {
@@ -197,6 +196,7 @@ void Executor::run_phase(bool (*select)(const OpNode&)) {
       for (size_t k = 0; k < op.outputs.size(); ++k) {
         if (k == 0 && r_->exact_bf16_out[static_cast<size_t>(i)]) continue;
         const int t = op.outputs[k];
+        if (r_->bf16_stored(t)) continue;  // bf16 already
         const Tensor& T = g_.tensor(t);
         if (T.desc.dtype == DType::bf16 && !T.is_view) round_to_bf16(data(t), T.desc.numel());
       }

@@ -30,6 +30,9 @@ struct ExecOptions {
   int threads = 0;          // 0 = all cores (omp_get_num_procs)
   bool plan_memory = true;  // share buffers between tensors whose lifetimes do not overlap
   Bf16Path bf16_path = Bf16Path::automatic;  // only read for bf16 graphs
+  // Keep tensors that only conv, batch norm and elementwise ops touch channel-blocked
+  // (Runner::blocked); false stores every tensor plain (the reference layout in tests).
+  bool blocked_layouts = true;
   // Optimizer hyperparameters; the graph carries none (PyTorch conventions, see update ops).
   float lr = 0.01f;
   float momentum = 0.9f;

@@ -74,14 +74,13 @@ memory::desc any_of(const memory::desc& d, dt type = dt::f32) { return memory::d
 // in one pass), else fp32.
 dt compute_dt(const Runner& r) { return r.bf16_native ? dt::bf16 : dt::f32; }
 
-// Channel-blocked layout in the compute type (kind 1 of Runner::blocked) or in fp32 (kind 2).
-memory::desc blocked_desc(const Runner& r, const memory::dims& d, int kind = 1) {
-  return memory::desc(d, kind == 1 ? compute_dt(r) : dt::f32, r.avx512 ? tag::aBcd16b : tag::aBcd8b);
+// Channel-blocked layout in the compute type (bf16 on the native path).
+memory::desc blocked_desc(const Runner& r, const memory::dims& d) {
+  return memory::desc(d, compute_dt(r), r.avx512 ? tag::aBcd16b : tag::aBcd8b);
 }
 // How tensor t is stored (plain_d describes it as plain fp32).
 memory::desc stored(const Runner& r, const memory::desc& plain_d, int t) {
-  const int kind = r.blocked[static_cast<size_t>(t)];
-  return kind ? blocked_desc(r, plain_d.dims(), kind) : plain_d;
+  return r.blocked[static_cast<size_t>(t)] ? blocked_desc(r, plain_d.dims()) : plain_d;
 }
 // What a primitive is asked to take for tensor t: the blocked layout in the compute type
 // when t is stored blocked (no reorder, or only a precision change), else whatever oneDNN
@@ -155,9 +154,15 @@ dnnl::algorithm eltwise_alg(ActivationFn f) {
   return dnnl::algorithm::eltwise_relu_use_dst_for_bwd;
 }
 
+// Elementwise ops see a tensor as a 1-D run of its elements, in whatever layout all their
+// operands share (one group of Runner::blocked), fp32 or, when blocked, the compute type.
+memory::desc flat_desc(const Runner& r, const OpGraph& g, int t) {
+  return memory::desc({g.tensor(t).desc.numel()}, r.blocked[static_cast<size_t>(t)] ? compute_dt(r) : dt::f32, tag::a);
+}
+
 dnnl::eltwise_forward::primitive_desc eltwise_fwd_pd(Runner& r, const OpGraph& g, int fwd) {
   const OpNode& op = g.op(fwd);
-  memory::desc d = plain({g.tensor(op.inputs[0]).desc.numel()});
+  memory::desc d = flat_desc(r, g, op.inputs[0]);
   return dnnl::eltwise_forward::primitive_desc(
       dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, eltwise_alg(op.attrs.act), d, 0.f, 0.f), r.eng);
 }
@@ -222,17 +227,18 @@ dnnl::batch_normalization_forward::primitive_desc bn_fwd_pd(Runner& r, const OpG
 
 }  // namespace
 
-// Two kinds of blocked storage. Kind 1: a convolution's output read only by batch norm
+// Two kinds of blocked storage, both channel-blocked in the compute type. Kind 1: a convolution's output read only by batch norm
 // (and conv backward), and that tensor's gradient, stored in the compute type (bf16 on the
 // native path). Kind 2: groups of tensors joined by layout-agnostic elementwise ops
 // (activation, activation backward, add), whose other producers and consumers are all
 // convolution or batch-norm arguments (a batch-norm output through relu into the next
-// convolution, residual adds, their gradients), stored in fp32 blocked so that the
-// elementwise loops and eltwise primitives still read fp32. A group that also touches
+// convolution, residual adds, their gradients), stored the same way; eltwise primitives
+// and the sum primitive (Add) run on them in that type. A group that also touches
 // pooling, concat, matmul, a reshape or anything else stays plain.
 void Runner::choose_layouts() {
   const int nt = g_.num_tensors();
   blocked.assign(static_cast<size_t>(nt), 0);
+  if (!opts.blocked_layouts) return;
   const int64_t block = avx512 ? 16 : 8;
   auto plain_conv = [&](int op) { return g_.op(op).attrs.groups <= 1; };
   auto shape_ok = [&](int t) {
@@ -304,6 +310,27 @@ void Runner::choose_layouts() {
     if (in_group[static_cast<size_t>(t)] && !use_ok(t)) group_ok[static_cast<size_t>(find(t))] = 0;
   for (int t = 0; t < nt; ++t)
     if (in_group[static_cast<size_t>(t)] && group_ok[static_cast<size_t>(find(t))]) blocked[static_cast<size_t>(t)] = 2;
+}
+
+// Add over blocked operands: oneDNN's sum primitive (unit scales), which reads and writes the
+// compute type; plain fp32 operands take the OpenMP loop in ops_host.cpp.
+bool Runner::add_blocked(const OpGraph& g, int i) {
+  const OpNode& op = g.op(i);
+  if (!blocked[static_cast<size_t>(op.outputs[0])]) return false;
+  bool fresh;
+  auto& s = state_of<Prim>(*this, i, fresh);
+  if (fresh) {
+    std::vector<memory::desc> srcs;
+    for (int t : op.inputs) srcs.push_back(flat_desc(*this, g, t));
+    const memory::desc dst = flat_desc(*this, g, op.outputs[0]);
+    dnnl::sum::primitive_desc pd(dst, std::vector<float>(op.inputs.size(), 1.0f), srcs, eng);
+    s.prim = dnnl::sum(pd);
+    for (size_t k = 0; k < op.inputs.size(); ++k)
+      s.args[DNNL_ARG_MULTIPLE_SRC + static_cast<int>(k)] = memory(srcs[k], eng, ptr(op.inputs[k]));
+    s.args[DNNL_ARG_DST] = memory(dst, eng, ptr(op.outputs[0]));
+  }
+  exec(*this, s);
+  return true;
 }
 
 std::vector<float> Runner::read_plain(int t) {
@@ -442,7 +469,7 @@ void Runner::on_BatchNorm(const OpGraph& g, int i) {
     s.args[DNNL_ARG_SRC] = bind_in(*this, s, pd.src_desc(), stored(*this, d, op.inputs[0]), ptr(op.inputs[0]), 0);
     s.args[DNNL_ARG_SCALE] = memory(c, eng, ptr(op.inputs[1]));
     s.args[DNNL_ARG_SHIFT] = memory(c, eng, ptr(op.inputs[2]));
-    s.args[DNNL_ARG_DST] = bind_out(*this, s, pd.dst_desc(), d, ptr(op.outputs[0]), 2);
+    s.args[DNNL_ARG_DST] = bind_out(*this, s, pd.dst_desc(), stored(*this, d, op.outputs[0]), ptr(op.outputs[0]), 2);
     s.args[DNNL_ARG_MEAN] = memory(pd.mean_desc(), eng, ptr(op.outputs[1]));
     s.args[DNNL_ARG_VARIANCE] = memory(pd.variance_desc(), eng, ptr(op.outputs[2]));
     exact_bf16_out[static_cast<size_t>(i)] = bn_native(*this, g, i);
@@ -461,7 +488,8 @@ void Runner::on_BatchNormBackward(const OpGraph& g, int i) {
         bn_fwd_pd(*this, g, op.forward_op));
     s.prim = dnnl::batch_normalization_backward(pd);
     memory::desc c = plain({g.tensor(op.inputs[2]).desc.numel()});
-    s.args[DNNL_ARG_DIFF_DST] = bind_in(*this, s, pd.diff_dst_desc(), d, ptr(op.inputs[0]), 0);
+    s.args[DNNL_ARG_DIFF_DST] =
+        bind_in(*this, s, pd.diff_dst_desc(), stored(*this, d, op.inputs[0]), ptr(op.inputs[0]), 0);
     s.args[DNNL_ARG_SRC] = bind_in(*this, s, pd.src_desc(), stored(*this, d, op.inputs[1]), ptr(op.inputs[1]), 1);
     s.args[DNNL_ARG_SCALE] = memory(c, eng, ptr(op.inputs[2]));
     // oneDNN 2.6 asks for the shift too (it does not enter the gradients): the forward's beta.
@@ -498,7 +526,7 @@ void Runner::on_ActivationBackward(const OpGraph& g, int i) {
   auto& s = state_of<Prim>(*this, i, fresh);
   const OpNode& op = g.op(i);  // in: {dy, y}
   if (fresh) {
-    memory::desc d = plain({numel(op.inputs[0])});
+    memory::desc d = flat_desc(*this, g, op.inputs[0]);
     dnnl::eltwise_backward::primitive_desc pd(
         dnnl::eltwise_backward::desc(eltwise_alg(op.attrs.act), d, d, 0.f, 0.f), eng,
         eltwise_fwd_pd(*this, g, op.forward_op));

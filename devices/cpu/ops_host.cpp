@@ -80,6 +80,7 @@ void Runner::on_Input(const OpGraph&, int) {}  // the host fills inputs before t
 void Runner::on_Reshape(const OpGraph&, int) {}  // views alias their source (memory_plan)
 
 void Runner::on_Add(const OpGraph& g, int i) {
+  if (add_blocked(g, i)) return;
   const OpNode& op = g.op(i);
   float* y = ptr(op.outputs[0]);
   const int64_t n = numel(op.outputs[0]);

@@ -40,11 +40,14 @@ class Runner final : public OpVisitor<void> {
   // primitive wrote it through a bf16 -> fp32 reorder), so the executor need not round it.
   std::vector<char> exact_bf16_out;
   // Per tensor: 0 plain fp32; else stored channel-blocked (aBcd16b under AVX-512, else
-  // aBcd8b), 1 in the compute type, 2 in fp32 (choose_layouts in ops_dnnl.cpp). Chosen for
+  // aBcd8b) in the compute type; 1 and 2 name why (choose_layouts in ops_dnnl.cpp). Chosen for
   // tensors that only convolution, batch norm and elementwise ops touch, so the reorders to
   // and from plain layout around those primitives disappear.
   std::vector<char> blocked;
   void choose_layouts();
+  bool add_blocked(const OpGraph& g, int op);  // Add on blocked operands (ops_dnnl.cpp)
+  // Stored as bf16 (2 bytes per element): blocked tensors on the native path.
+  bool bf16_stored(int t) const { return bf16_native && blocked[static_cast<size_t>(t)]; }
   std::vector<float> read_plain(int t);  // a tensor's values in plain fp32 (any storage)
   bool training = true;    // dropout active
   uint64_t dropout_step = 0;

@@ -181,6 +181,37 @@ TEST_CASE("native bf16: the shared memory plan (half-size bf16 blocks) changes n
   CHECK(shared.buffer_bytes() < separate->buffer_bytes());
 }
 
+TEST_CASE("channel-blocked storage gives the results of plain storage (fp32)", "[cpu]") {
+  // Plain storage reorders around every primitive; blocked storage binds tensors directly.
+  // A tensor bound in the wrong layout computes a channel-permuted network, which gradient
+  // checks cannot see (it is still differentiable) but this comparison does.
+  OpGraph g = graph_of(Precision::fp32, 8);
+  auto blocked = executor(g, Bf16Path::automatic);
+  ExecOptions o;
+  o.seed = 5;
+  o.threads = 2;
+  o.plan_memory = false;
+  o.blocked_layouts = false;
+  Executor plain(g, o);
+  plain.fill_synthetic();
+  int n_blocked = 0;
+  for (int t = 0; t < g.num_tensors(); ++t) {
+    n_blocked += blocked->stored_blocked(t);
+    CHECK_FALSE(plain.stored_blocked(t));
+  }
+  CHECK(n_blocked == 8);
+  for (auto* ex : {blocked.get(), &plain}) {
+    ex->forward(true);
+    ex->backward();
+  }
+  for (int t = 0; t < g.num_tensors(); ++t) {
+    if (g.tensor(t).is_view) continue;
+    const std::vector<float> a = blocked->read(t), b = plain.read(t);
+    INFO(g.tensor(t).name);
+    CHECK(rel_l2(a.data(), b.data(), static_cast<int64_t>(a.size())) < 1e-5);
+  }
+}
+
 TEST_CASE("bf16 path selection: automatic picks native exactly where the CPU has it", "[cpu][bf16]") {
   OpGraph gb = graph_of(Precision::bf16, 2);
   CHECK(executor(gb, Bf16Path::automatic)->bf16_native() == cpu_has_native_bf16());
