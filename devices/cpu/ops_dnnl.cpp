@@ -1,10 +1,12 @@
 // Op handlers backed by oneDNN primitives: convolution (forward, backward data, backward
-// weights), matmul, batch normalisation, eltwise activations and pooling. On the native
-// bf16 path (Runner::bf16_native) conv, matmul and blocked batch norm compute in bf16 with
-// fp32 accumulation; the reorders that already change layout also change precision. Tensors are
-// stored in plain layouts (nchw, oihw, row-major matrices) so that every op can read every
-// tensor; convolutions reorder to and from oneDNN's preferred blocked layout around the
-// primitive (see bind_in). Primitives are created on an op's first run and reused.
+// weights), matmul, batch normalisation, eltwise activations, the sum of blocked tensors,
+// and pooling. On the native bf16 path (Runner::bf16_native) conv, matmul and blocked batch
+// norm compute in bf16 with fp32 accumulation; the reorders that change layout also change
+// precision. Most tensors are stored plain (nchw, oihw, row-major matrices, fp32) so that
+// every op can read them, and primitives reorder to and from their preferred layout (see
+// bind_in); tensors that only conv, batch norm and elementwise ops touch are stored
+// channel-blocked in the compute type and bound directly (choose_layouts). Primitives are
+// created on an op's first run and reused.
 #include <cmath>
 #include <vector>
 
@@ -227,9 +229,9 @@ dnnl::batch_normalization_forward::primitive_desc bn_fwd_pd(Runner& r, const OpG
 
 }  // namespace
 
-// Two kinds of blocked storage, both channel-blocked in the compute type. Kind 1: a convolution's output read only by batch norm
-// (and conv backward), and that tensor's gradient, stored in the compute type (bf16 on the
-// native path). Kind 2: groups of tensors joined by layout-agnostic elementwise ops
+// Two kinds of blocked storage, both channel-blocked in the compute type (bf16 on the
+// native path). Kind 1: a convolution's output read only by batch norm (and conv
+// backward), and that tensor's gradient. Kind 2: groups of tensors joined by layout-agnostic elementwise ops
 // (activation, activation backward, add), whose other producers and consumers are all
 // convolution or batch-norm arguments (a batch-norm output through relu into the next
 // convolution, residual adds, their gradients), stored the same way; eltwise primitives
