@@ -2,7 +2,8 @@
 // or AMX): per-op outputs and weight gradients, and a short loss curve, against the fp32
 // executor with bf16 tolerances. On a CPU without the ISA the native cases print
 // XPUSIM_SKIP, which ctest reports as skipped (tests/CMakeLists.txt), never as passed.
-// Emulated (bf16-rounded storage, fp32 compute): tested on every CPU.
+// Emulated (bf16-rounded storage, fp32 compute): tested on every CPU. To see the skip path
+// (and the AVX2 layouts) on an AVX-512 machine: ONEDNN_MAX_CPU_ISA=AVX2 ctest -R bf16.
 #include <cmath>
 #include <cstring>
 #include <iostream>
