@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Summarises bench/cpu_vs_pytorch.sh results: medians per model and framework, the img/s
-ratio xpusim / PyTorch, peak RSS, and achieved GFLOP/s against this machine's fp32 peak.
+"""Summarises bench/cpu_vs_pytorch.sh results: medians per model, precision and framework,
+the img/s ratio xpusim / PyTorch in the same run, xpusim's bf16 over its own fp32, peak RSS,
+achieved GFLOP/s, the ISA each side used, and the load average seen during the runs.
 
 fp32 peak = cores x 8 fp32 lanes per 256-bit AVX2 register x 2 FMA pipes x 2 flops per
 FMA x clock (GHz from /proc/cpuinfo 'cpu MHz'). AMD Zen cores have two 256-bit FMA pipes
-(AMD Software Optimization Guide for the Zen 2/3 microarchitecture)."""
+(AMD Software Optimization Guide for the Zen 2/3 microarchitecture). bf16 rows are quoted
+against twice that: avx512_bf16's VDPBF16PS does two bf16 products per fp32 lane."""
 import json
 import statistics
 import sys
@@ -23,26 +25,42 @@ def main():
     cores = int(sys.argv[2]) if len(sys.argv) > 2 else 2
     ghz = cpu_ghz()
     peak = cores * 8 * 2 * 2 * ghz
-    print(f"fp32 peak: {cores} cores x 8 lanes x 2 FMA pipes x 2 flops x {ghz:.3f} GHz = {peak:.1f} GFLOP/s")
-    hdr = ("model", "batch", "reps", "xpusim img/s", "pytorch img/s", "ratio", "xpusim RSS MiB", "pytorch RSS MiB",
-           "xpusim step GFLOP/s", "pytorch step GFLOP/s", "xpusim conv+matmul GFLOP/s", "of peak")
+    print(f"fp32 peak: {cores} cores x 8 lanes x 2 FMA pipes x 2 flops x {ghz:.3f} GHz = {peak:.1f} GFLOP/s"
+          f" (bf16: {2 * peak:.1f})")
+    hdr = ("model", "batch", "precision", "reps", "xpusim img/s", "pytorch img/s", "ratio", "xpusim bf16/fp32",
+           "xpusim RSS MiB", "pytorch RSS MiB", "xpusim step GFLOP/s", "pytorch step GFLOP/s",
+           "xpusim conv+matmul GFLOP/s", "of peak", "load 1m median")
     print("\t".join(hdr))
-    models = []
+    prec = lambda r: r.get("precision", "fp32")
+    med = lambda rs, k: statistics.median(r[k] for r in rs) if rs else float("nan")
+    keys = []
     for r in rows:
-        if (r["model"], r.get("batch", r.get("batch_per_device"))) not in models and r["framework"] == "xpusim":
-            models.append((r["model"], r["batch_per_device"]))
-    for m, b in models:
-        x = [r for r in rows if r["framework"] == "xpusim" and r["model"] == m]
-        p = [r for r in rows if r["framework"] != "xpusim" and r["model"] == m]
-        med = lambda rs, k: statistics.median(r[k] for r in rs) if rs else float("nan")
-        xi, pi = med(x, "throughput_samples_per_s"), med(p, "throughput_samples_per_s")
+        if r["framework"] == "xpusim" and (r["model"], r["batch_per_device"], prec(r)) not in keys:
+            keys.append((r["model"], r["batch_per_device"], prec(r)))
+    isas = []
+    for m, b, p in keys:
+        x = [r for r in rows if r["framework"] == "xpusim" and r["model"] == m and prec(r) == p]
+        t = [r for r in rows if r["framework"] != "xpusim" and r["model"] == m and prec(r) == p]
+        x32 = [r for r in rows if r["framework"] == "xpusim" and r["model"] == m and prec(r) == "fp32"]
+        xi, ti = med(x, "throughput_samples_per_s"), med(t, "throughput_samples_per_s")
+        own = xi / med(x32, "throughput_samples_per_s") if p != "fp32" and x32 else float("nan")
         flops = x[0]["train_step_flops"]
         xg = flops / med(x, "step_time_s") / 1e9
-        pg = flops / med(p, "step_time_s") / 1e9 if p else float("nan")
+        tg = flops / med(t, "step_time_s") / 1e9 if t else float("nan")
         cg = med(x, "conv_matmul_gflops_per_s")
+        pk = peak if p == "fp32" else 2 * peak
+        loads = [r["loadavg_1m"] for r in x + t if "loadavg_1m" in r]
+        load = f"{statistics.median(loads):.2f}" if loads else "n/a"
         print("\t".join(str(v) for v in (
-            m, b, len(x), f"{xi:.2f}", f"{pi:.2f}", f"{xi / pi:.2f}", f"{med(x, 'peak_rss_bytes') / 2**20:.0f}",
-            f"{med(p, 'peak_rss_bytes') / 2**20:.0f}", f"{xg:.1f}", f"{pg:.1f}", f"{cg:.1f}", f"{cg / peak:.0%}")))
+            m, b, p, len(x), f"{xi:.2f}", f"{ti:.2f}", f"{xi / ti:.2f}", f"{own:.2f}",
+            f"{med(x, 'peak_rss_bytes') / 2**20:.0f}", f"{med(t, 'peak_rss_bytes') / 2**20:.0f}", f"{xg:.1f}",
+            f"{tg:.1f}", f"{cg:.1f}", f"{cg / pk:.0%}", load)))
+        for r in x:
+            isas.append(f"xpusim {p}: isa {r.get('isa', '?')}, bf16_mode {r.get('bf16_mode', '?')}")
+        for r in t:
+            isas.append(f"{r['framework']} {p}: oneDNN isa {r.get('isa', '?')}, ATen {r.get('aten_capability', '?')}")
+    for line in dict.fromkeys(isas):  # distinct, in order
+        print(line)
 
 
 if __name__ == "__main__":

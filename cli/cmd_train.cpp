@@ -19,6 +19,8 @@ nlohmann::json train_json(const cpu::TrainResult& r) {
   j["dataset"] = "fashion-mnist";
   j["precision"] = r.options.precision;
   j["bf16_mode"] = r.bf16_mode;
+  j["bf16_detail"] = r.bf16_detail;
+  j["isa"] = r.isa;
   j["optimizer"] = r.optimizer;
   j["lr"] = r.lr;
   j["batch"] = r.options.batch;

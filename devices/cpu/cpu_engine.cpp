@@ -24,30 +24,12 @@ int64_t peak_rss_bytes() {
 
 namespace {
 
-const char* isa_name(dnnl::cpu_isa isa) {
-  switch (isa) {
-    case dnnl::cpu_isa::sse41: return "sse41";
-    case dnnl::cpu_isa::avx: return "avx";
-    case dnnl::cpu_isa::avx2: return "avx2";
-    case dnnl::cpu_isa::avx512_core: return "avx512_core";
-    case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
-    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
-    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
-    default: return "other";
-  }
-}
-
-bool native_bf16() {
-  dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
-  return isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
-}
-
 class CpuEngine final : public Engine {
  public:
   std::string name() const override { return "cpu"; }
   std::string description() const override {
     return "real training steps on this CPU (oneDNN " + std::to_string(dnnl::version()->major) + "." +
-           std::to_string(dnnl::version()->minor) + ", Eigen), ISA " + isa_name(dnnl::get_effective_cpu_isa());
+           std::to_string(dnnl::version()->minor) + ", Eigen), ISA " + cpu_isa_name();
   }
   Availability availability() const override { return {true, true, ""}; }
   bool real_backend() const override { return true; }
@@ -113,8 +95,9 @@ class CpuEngine final : public Engine {
     r.extra["steps"] = req.steps;
     r.extra["step_time_mean_s"] = total / req.steps;
     r.extra["warmup"] = req.warmup;
-    r.extra["isa"] = isa_name(dnnl::get_effective_cpu_isa());
-    r.extra["bf16_mode"] = ex.bf16() ? bf16_mode_description() : "off";
+    r.extra["isa"] = cpu_isa_name();
+    r.extra["bf16_mode"] = bf16_mode(ex);
+    r.extra["bf16_detail"] = bf16_detail(ex);
     r.extra["conv_matmul_gflops_per_s"] = gemm_s > 0 ? ex.conv_matmul_flops() / gemm_s / 1e9 : 0.0;
     double step_flops = 0;
     for (int i = 0; i < g.num_ops(); ++i) step_flops += g.op(i).work.flops;
@@ -127,13 +110,22 @@ class CpuEngine final : public Engine {
 
 }  // namespace
 
-std::string bf16_mode_description() {
-  // oneDNN 2.6 creates no bf16 convolution or matmul primitive below avx512_core
-  // ("could not create a primitive descriptor"), so without AVX512 the cpu backend emulates
-  // bf16 numerics: every bf16 tensor of the graph and the weight operands of conv/matmul
-  // are rounded to bf16 (nearest even), arithmetic and master weights stay fp32.
-  return native_bf16() ? "emulated: bf16-rounded storage, fp32 compute (native bf16 primitives not wired)"
-                       : "emulated: bf16-rounded storage, fp32 compute (no avx512_bf16 on this CPU)";
+std::string bf16_mode(const Executor& ex) {
+  if (!ex.bf16()) return "off";
+  return ex.bf16_native() ? "native" : "emulated";
+}
+
+std::string bf16_detail(const Executor& ex) {
+  if (!ex.bf16()) return "fp32 graph";
+  // oneDNN 2.6 creates no bf16 convolution or matmul primitive below avx512_core_bf16
+  // ("could not create a primitive descriptor"), so there the backend emulates bf16
+  // numerics: every bf16 tensor of the graph and the weight operands of conv/matmul are
+  // rounded to bf16 (nearest even), arithmetic stays fp32.
+  if (ex.bf16_native())
+    return std::string("bf16 conv/matmul/batch-norm primitives, fp32 accumulation and master weights (") +
+           cpu_isa_name() + ")";
+  return std::string("bf16-rounded storage, fp32 compute (") +
+         (cpu_has_native_bf16() ? "emulation requested" : "no avx512_core_bf16 on this CPU") + ")";
 }
 
 std::unique_ptr<Engine> make_cpu_engine() { return std::make_unique<CpuEngine>(); }

@@ -11,8 +11,11 @@ namespace xpusim::cpu {
 
 std::unique_ptr<Engine> make_cpu_engine();
 
-// What --precision bf16 means on this machine, for reports (see cpu_engine.cpp).
-std::string bf16_mode_description();
+class Executor;
+// Which bf16 path an executor runs, for reports: "off" (fp32 graph), "native" or
+// "emulated" (stable values), and a sentence on what that means (see cpu_engine.cpp).
+std::string bf16_mode(const Executor& ex);
+std::string bf16_detail(const Executor& ex);
 // Peak resident set size of this process so far, in bytes (getrusage).
 int64_t peak_rss_bytes();
 

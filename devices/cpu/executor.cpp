@@ -94,6 +94,24 @@ bool is_update(const OpNode& op) { return op.phase == Phase::update; }
 
 }  // namespace
 
+bool cpu_has_native_bf16() {
+  const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+  return isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
+}
+
+const char* cpu_isa_name() {
+  switch (dnnl::get_effective_cpu_isa()) {
+    case dnnl::cpu_isa::sse41: return "sse41";
+    case dnnl::cpu_isa::avx: return "avx";
+    case dnnl::cpu_isa::avx2: return "avx2";
+    case dnnl::cpu_isa::avx512_core: return "avx512_core";
+    case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
+    default: return "other";
+  }
+}
+
 Executor::Executor(const OpGraph& g, const ExecOptions& opts) : g_(g) {
   if (!g.is_training_step) throw InternalError("cpu executor needs a lowered training step");
   threads_ = opts.threads > 0 ? opts.threads : omp_get_num_procs();
@@ -101,7 +119,13 @@ Executor::Executor(const OpGraph& g, const ExecOptions& opts) : g_(g) {
   omp_set_num_threads(threads_);
   r_ = std::make_unique<Runner>(g, opts);
   order_ = g.schedule();
-  MemoryPlan plan = plan_memory(g, opts.plan_memory);
+  // Tensors stored blocked in bf16 (on the native path) take two bytes per element.
+  std::vector<int64_t> floats(static_cast<size_t>(g.num_tensors()));
+  for (int t = 0; t < g.num_tensors(); ++t) {
+    const int64_t n = g.tensor(t).desc.numel();
+    floats[static_cast<size_t>(t)] = r_->bf16_stored(t) ? (n + 1) / 2 : n;
+  }
+  MemoryPlan plan = plan_memory(g, opts.plan_memory, floats);
   for (int64_t floats : plan.block_floats) {
     size_t bytes = (static_cast<size_t>(floats) * sizeof(float) + 63) / 64 * 64;
     float* p = static_cast<float*>(std::aligned_alloc(64, bytes));
@@ -125,8 +149,11 @@ Executor::Executor(const OpGraph& g, const ExecOptions& opts) : g_(g) {
 Executor::~Executor() = default;
 
 bool Executor::bf16() const { return r_->bf16; }
+bool Executor::bf16_native() const { return r_->bf16_native; }
 float* Executor::data(int t) { return r_->ptr(t); }
 const float* Executor::data(int t) const { return r_->ptrs[static_cast<size_t>(t)]; }
+std::vector<float> Executor::read(int t) const { return r_->read_plain(t); }
+bool Executor::stored_blocked(int t) const { return r_->blocked[static_cast<size_t>(t)] != 0; }
 float Executor::loss() const { return loss_tensor_ >= 0 ? *data(loss_tensor_) : 0.0f; }
 int64_t Executor::buffer_bytes() const { return r_->block_bytes + r_->scratch_bytes(); }
 void Executor::set_lr(float lr) { r_->opts.lr = lr; }
@@ -166,7 +193,10 @@ void Executor::run_phase(bool (*select)(const OpNode&)) {
     auto t0 = std::chrono::steady_clock::now();
     r_->visit(g_, i);
     if (r_->bf16)
-      for (int t : op.outputs) {
+      for (size_t k = 0; k < op.outputs.size(); ++k) {
+        if (k == 0 && r_->exact_bf16_out[static_cast<size_t>(i)]) continue;
+        const int t = op.outputs[k];
+        if (r_->bf16_stored(t)) continue;  // bf16 already
         const Tensor& T = g_.tensor(t);
         if (T.desc.dtype == DType::bf16 && !T.is_view) round_to_bf16(data(t), T.desc.numel());
       }

@@ -14,10 +14,25 @@
 
 namespace xpusim::cpu {
 
+// Whether oneDNN runs bf16 convolution and matmul natively on this CPU (its ISA detection:
+// avx512_core_bf16 or avx512_core_amx), and the ISA's name as oneDNN reports it.
+bool cpu_has_native_bf16();
+const char* cpu_isa_name();
+
+// How a bf16 graph runs. native: conv, matmul and batch norm run as oneDNN bf16 primitives
+// (bf16 operands, fp32 accumulation), which oneDNN 2.6 provides only on CPUs with
+// avx512_core_bf16 or AMX; emulated: fp32 primitives on bf16-rounded operands (any CPU).
+// auto picks native where the CPU has it.
+enum class Bf16Path { automatic, native, emulated };
+
 struct ExecOptions {
   uint64_t seed = 1;
   int threads = 0;          // 0 = all cores (omp_get_num_procs)
   bool plan_memory = true;  // share buffers between tensors whose lifetimes do not overlap
+  Bf16Path bf16_path = Bf16Path::automatic;  // only read for bf16 graphs
+  // Keep tensors that only conv, batch norm and elementwise ops touch channel-blocked
+  // (Runner::blocked); false stores every tensor plain (the reference layout in tests).
+  bool blocked_layouts = true;
   // Optimizer hyperparameters; the graph carries none (PyTorch conventions, see update ops).
   float lr = 0.01f;
   float momentum = 0.9f;
@@ -42,13 +57,18 @@ class Executor {
   void update();    // optimizer phase
   void step();      // forward(true) + backward + update; advances the dropout stream
 
+  // The tensor's storage: plain fp32 unless the executor keeps it channel-blocked (see
+  // Runner::blocked); read() always returns plain fp32 values.
   float* data(int tensor);
   const float* data(int tensor) const;
+  std::vector<float> read(int tensor) const;
+  bool stored_blocked(int tensor) const;
   float loss() const;         // value of the (first) loss tensor
   int loss_tensor() const { return loss_tensor_; }
   int probs_tensor() const { return probs_tensor_; }  // softmax output of the loss op
   int threads() const { return threads_; }
   bool bf16() const;
+  bool bf16_native() const;  // bf16 graph running on native bf16 primitives
   int64_t buffer_bytes() const;  // bytes of all tensor storage
   void set_lr(float lr);
 

@@ -23,7 +23,11 @@ bool persistent(const OpGraph& g, int t) {
 }
 }  // namespace
 
-MemoryPlan plan_memory(const OpGraph& g, bool share) {
+MemoryPlan plan_memory(const OpGraph& g, bool share, const std::vector<int64_t>& floats) {
+  // Storage of tensor t in floats: the caller's figure where given (bf16 storage takes half).
+  auto floats_of = [&](int t) {
+    return floats.empty() ? g.tensor(t).desc.numel() : floats[static_cast<size_t>(t)];
+  };
   const int nt = g.num_tensors();
   // Root storage of each tensor: a view resolves to the tensor it reshapes.
   std::vector<int> root(static_cast<size_t>(nt));
@@ -48,14 +52,14 @@ MemoryPlan plan_memory(const OpGraph& g, bool share) {
     if (root[static_cast<size_t>(t)] == t && (persistent(g, t) || !share)) {
       is_root_persistent[static_cast<size_t>(t)] = true;
       p.block_of[static_cast<size_t>(t)] = static_cast<int>(p.block_floats.size());
-      p.block_floats.push_back(std::max<int64_t>(1, g.tensor(t).desc.numel()));
+      p.block_floats.push_back(std::max<int64_t>(1, floats_of(t)));
     }
   std::vector<int> free_blocks;
   for (size_t pos = 0; pos < order.size(); ++pos) {
     const OpNode& op = g.op(order[pos]);
     for (int t : op.outputs) {
       if (root[static_cast<size_t>(t)] != t || p.block_of[static_cast<size_t>(t)] >= 0) continue;
-      int64_t need = std::max<int64_t>(1, g.tensor(t).desc.numel());
+      int64_t need = std::max<int64_t>(1, floats_of(t));
       // Best fit: the smallest free block that is large enough, else a new block.
       int best = -1;
       for (size_t k = 0; k < free_blocks.size(); ++k) {
@@ -94,7 +98,7 @@ MemoryPlan plan_memory(const OpGraph& g, bool share) {
     int r = root[static_cast<size_t>(t)];
     if (p.block_of[static_cast<size_t>(r)] < 0) {  // never produced nor consumed: own block
       p.block_of[static_cast<size_t>(r)] = static_cast<int>(p.block_floats.size());
-      p.block_floats.push_back(std::max<int64_t>(1, g.tensor(r).desc.numel()));
+      p.block_floats.push_back(std::max<int64_t>(1, floats_of(r)));
     }
     p.block_of[static_cast<size_t>(t)] = p.block_of[static_cast<size_t>(r)];
   }

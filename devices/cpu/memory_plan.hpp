@@ -16,7 +16,8 @@ struct MemoryPlan {
 };
 
 // `share` = false gives every non-view tensor a block of its own (gradient checks read
-// every intermediate tensor after the step).
-MemoryPlan plan_memory(const OpGraph& g, bool share);
+// every intermediate tensor after the step). `floats` (per tensor, optional) overrides the
+// storage size, in floats, of each tensor (default: its element count).
+MemoryPlan plan_memory(const OpGraph& g, bool share, const std::vector<int64_t>& floats = {});
 
 }  // namespace xpusim::cpu

@@ -1,8 +1,12 @@
 // Op handlers backed by oneDNN primitives: convolution (forward, backward data, backward
-// weights), matmul, batch normalisation, eltwise activations and pooling. Tensors are
-// stored in plain layouts (nchw, oihw, row-major matrices) so that every op can read every
-// tensor; convolutions reorder to and from oneDNN's preferred blocked layout around the
-// primitive (see bind_in). Primitives are created on an op's first run and reused.
+// weights), matmul, batch normalisation, eltwise activations, the sum of blocked tensors,
+// and pooling. On the native bf16 path (Runner::bf16_native) conv, matmul and blocked batch
+// norm compute in bf16 with fp32 accumulation; the reorders that change layout also change
+// precision. Most tensors are stored plain (nchw, oihw, row-major matrices, fp32) so that
+// every op can read them, and primitives reorder to and from their preferred layout (see
+// bind_in); tensors that only conv, batch norm and elementwise ops touch are stored
+// channel-blocked in the compute type and bound directly (choose_layouts). Primitives are
+// created on an op's first run and reused.
 #include <cmath>
 #include <vector>
 
@@ -66,7 +70,27 @@ memory bind_out(Runner& r, Prim& s, const memory::desc& want, const memory::desc
   s.post.push_back({dnnl::reorder(m, user), m, user, m, slot});
   return m;
 }
-memory::desc any_of(const memory::desc& d) { return memory::desc(d.dims(), dt::f32, tag::any); }
+memory::desc any_of(const memory::desc& d, dt type = dt::f32) { return memory::desc(d.dims(), type, tag::any); }
+// The data type conv, matmul and batch norm compute in: bf16 on the native path (oneDNN
+// accumulates in fp32 and the reorders around the primitive convert precision and layout
+// in one pass), else fp32.
+dt compute_dt(const Runner& r) { return r.bf16_native ? dt::bf16 : dt::f32; }
+
+// Channel-blocked layout in the compute type (bf16 on the native path).
+memory::desc blocked_desc(const Runner& r, const memory::dims& d) {
+  return memory::desc(d, compute_dt(r), r.avx512 ? tag::aBcd16b : tag::aBcd8b);
+}
+// How tensor t is stored (plain_d describes it as plain fp32).
+memory::desc stored(const Runner& r, const memory::desc& plain_d, int t) {
+  return r.blocked[static_cast<size_t>(t)] ? blocked_desc(r, plain_d.dims()) : plain_d;
+}
+// What a primitive is asked to take for tensor t: the blocked layout in the compute type
+// when t is stored blocked (no reorder, or only a precision change), else whatever oneDNN
+// prefers in that type.
+memory::desc want(const Runner& r, const memory::desc& plain_d, int t, dt type) {
+  if (!r.blocked[static_cast<size_t>(t)]) return any_of(plain_d, type);
+  return memory::desc(plain_d.dims(), type, r.avx512 ? tag::aBcd16b : tag::aBcd8b);
+}
 
 // Convolution geometry from the forward op (backward ops pass their forward_op).
 struct ConvGeom {
@@ -99,9 +123,10 @@ ConvGeom conv_geom(const OpGraph& g, int fwd) {
 
 dnnl::convolution_forward::primitive_desc conv_fwd_pd(Runner& r, const OpGraph& g, int fwd) {
   ConvGeom c = conv_geom(g, fwd);
-  c.src = any_of(c.src);
-  c.wei = any_of(c.wei);
-  c.dst = any_of(c.dst);
+  const OpNode& op = g.op(fwd);
+  c.src = want(r, c.src, op.inputs[0], compute_dt(r));
+  c.wei = any_of(c.wei, compute_dt(r));
+  c.dst = want(r, c.dst, op.outputs[0], compute_dt(r));  // the bias stays fp32
   bool bias = g.op(fwd).attrs.has_bias;
   auto d = bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
                                                   dnnl::algorithm::convolution_direct, c.src, c.wei, c.bias,
@@ -131,9 +156,15 @@ dnnl::algorithm eltwise_alg(ActivationFn f) {
   return dnnl::algorithm::eltwise_relu_use_dst_for_bwd;
 }
 
+// Elementwise ops see a tensor as a 1-D run of its elements, in whatever layout all their
+// operands share (one group of Runner::blocked), fp32 or, when blocked, the compute type.
+memory::desc flat_desc(const Runner& r, const OpGraph& g, int t) {
+  return memory::desc({g.tensor(t).desc.numel()}, r.blocked[static_cast<size_t>(t)] ? compute_dt(r) : dt::f32, tag::a);
+}
+
 dnnl::eltwise_forward::primitive_desc eltwise_fwd_pd(Runner& r, const OpGraph& g, int fwd) {
   const OpNode& op = g.op(fwd);
-  memory::desc d = plain({g.tensor(op.inputs[0]).desc.numel()});
+  memory::desc d = flat_desc(r, g, op.inputs[0]);
   return dnnl::eltwise_forward::primitive_desc(
       dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, eltwise_alg(op.attrs.act), d, 0.f, 0.f), r.eng);
 }
@@ -174,23 +205,149 @@ memory::desc bn_desc(const OpGraph& g, int fwd) {
 // oneDNN's JIT batch norm needs channel-blocked data (nChw8c on AVX2); on plain nchw it
 // falls back to a generic implementation that took over half of a ResNet-50 step. 4-D
 // tensors with whole blocks of 8 channels are therefore reordered around the primitive.
-memory::desc bn_compute_desc(const OpGraph& g, int fwd) {
+// With AVX-512 the kernels block by 16 channels (aBcd16b), as the convolutions around
+// them do. On the native bf16 path blocked batch norm runs in bf16 (fp32 statistics).
+memory::desc bn_compute_desc(const Runner& r, const OpGraph& g, int fwd) {
   memory::desc d = bn_desc(g, fwd);
   const Shape& x = g.tensor(g.op(fwd).inputs[0]).desc.shape;
-  if (x.size() == 4 && x[1] % 8 == 0) return memory::desc(d.dims(), dt::f32, tag::aBcd8b);
+  if (x.size() == 4 && r.avx512 && x[1] % 16 == 0) return memory::desc(d.dims(), compute_dt(r), tag::aBcd16b);
+  if (x.size() == 4 && x[1] % 8 == 0) return memory::desc(d.dims(), compute_dt(r), tag::aBcd8b);
   return d;
+}
+bool bn_native(const Runner& r, const OpGraph& g, int fwd) {
+  return bn_compute_desc(r, g, fwd).data_type() == memory::data_type::bf16;
 }
 constexpr float kBnEps = 1e-5f;  // PyTorch BatchNorm2d default
 const auto kBnFlags = dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
 
 dnnl::batch_normalization_forward::primitive_desc bn_fwd_pd(Runner& r, const OpGraph& g, int fwd) {
   return dnnl::batch_normalization_forward::primitive_desc(
-      dnnl::batch_normalization_forward::desc(dnnl::prop_kind::forward_training, bn_compute_desc(g, fwd), kBnEps,
+      dnnl::batch_normalization_forward::desc(dnnl::prop_kind::forward_training, bn_compute_desc(r, g, fwd), kBnEps,
                                               kBnFlags),
       r.eng);
 }
 
 }  // namespace
+
+// Two kinds of blocked storage, both channel-blocked in the compute type (bf16 on the
+// native path). Kind 1: a convolution's output read only by batch norm (and conv
+// backward), and that tensor's gradient. Kind 2: groups of tensors joined by layout-agnostic elementwise ops
+// (activation, activation backward, add), whose other producers and consumers are all
+// convolution or batch-norm arguments (a batch-norm output through relu into the next
+// convolution, residual adds, their gradients), stored the same way; eltwise primitives
+// and the sum primitive (Add) run on them in that type. A group that also touches
+// pooling, concat, matmul, a reshape or anything else stays plain.
+void Runner::choose_layouts() {
+  const int nt = g_.num_tensors();
+  blocked.assign(static_cast<size_t>(nt), 0);
+  if (!opts.blocked_layouts) return;
+  const int64_t block = avx512 ? 16 : 8;
+  auto plain_conv = [&](int op) { return g_.op(op).attrs.groups <= 1; };
+  auto shape_ok = [&](int t) {
+    const Tensor& T = g_.tensor(t);
+    return !T.is_view && T.producer >= 0 && T.desc.shape.size() == 4 && T.desc.shape[1] % block == 0;
+  };
+  // Batch norm computes in exactly blocked_desc's layout for this tensor's shape.
+  auto bn_fits = [&](int bn_fwd, int t) {
+    return bn_compute_desc(*this, g_, bn_fwd) == blocked_desc(*this, dims_of(g_.tensor(t).desc.shape));
+  };
+  for (int t = 0; t < nt; ++t) {
+    if (!shape_ok(t)) continue;
+    const OpNode& p = g_.op(g_.tensor(t).producer);
+    bool ok = p.outputs[0] == t && ((p.kind == OpKind::Conv2D && plain_conv(g_.tensor(t).producer)) ||
+                                    (p.kind == OpKind::BatchNormBackward && bn_fits(p.forward_op, t)));
+    const auto& cons = g_.consumers(t);
+    ok = ok && !cons.empty();
+    for (int c : cons) {
+      const OpNode& o = g_.op(c);
+      ok = ok && ((o.kind == OpKind::BatchNorm && o.inputs[0] == t && bn_fits(c, t)) ||
+                  (o.kind == OpKind::BatchNormBackward && o.inputs[1] == t && o.inputs[0] != t) ||
+                  (o.kind == OpKind::Conv2DBackwardData && o.inputs[0] == t && plain_conv(o.forward_op)) ||
+                  (o.kind == OpKind::Conv2DBackwardFilter && o.inputs[1] == t && o.inputs[0] != t &&
+                   plain_conv(o.forward_op)));
+    }
+    blocked[static_cast<size_t>(t)] = ok ? 1 : 0;
+  }
+  // Kind 2: union-find over tensors joined by elementwise ops.
+  std::vector<int> root(static_cast<size_t>(nt));
+  for (int t = 0; t < nt; ++t) root[static_cast<size_t>(t)] = t;
+  auto find = [&](int t) {
+    while (root[static_cast<size_t>(t)] != t) t = root[static_cast<size_t>(t)] = root[static_cast<size_t>(root[static_cast<size_t>(t)])];
+    return t;
+  };
+  auto elementwise = [](OpKind k) { return k == OpKind::Activation || k == OpKind::ActivationBackward || k == OpKind::Add; };
+  for (int i = 0; i < g_.num_ops(); ++i) {
+    const OpNode& o = g_.op(i);
+    if (!elementwise(o.kind)) continue;
+    std::vector<int> ts(o.inputs);
+    ts.insert(ts.end(), o.outputs.begin(), o.outputs.end());
+    for (int t : ts) root[static_cast<size_t>(find(t))] = find(ts[0]);
+  }
+  // A tensor's uses outside elementwise ops must all be convolution / batch-norm arguments.
+  auto use_ok = [&](int t) {
+    if (!shape_ok(t) || blocked[static_cast<size_t>(t)]) return false;
+    const int pi = g_.tensor(t).producer;
+    const OpNode& p = g_.op(pi);
+    bool ok = elementwise(p.kind) || (p.kind == OpKind::BatchNorm && p.outputs[0] == t && bn_fits(pi, t)) ||
+              (p.kind == OpKind::Conv2DBackwardData && plain_conv(p.forward_op));
+    for (int c : g_.consumers(t)) {
+      const OpNode& o = g_.op(c);
+      ok = ok && (elementwise(o.kind) ||
+                  (o.kind == OpKind::Conv2D && o.inputs[0] == t && plain_conv(c)) ||
+                  (o.kind == OpKind::Conv2DBackwardFilter && o.inputs[0] == t && o.inputs[1] != t &&
+                   plain_conv(o.forward_op)) ||
+                  (o.kind == OpKind::BatchNormBackward && o.inputs[0] == t && o.inputs[1] != t &&
+                   bn_fits(o.forward_op, t)));
+    }
+    return ok;
+  };
+  std::vector<char> group_ok(static_cast<size_t>(nt), 1), in_group(static_cast<size_t>(nt), 0);
+  for (int i = 0; i < g_.num_ops(); ++i) {
+    const OpNode& o = g_.op(i);
+    if (!elementwise(o.kind)) continue;
+    for (const auto* v : {&o.inputs, &o.outputs})
+      for (int t : *v) in_group[static_cast<size_t>(t)] = 1;
+  }
+  for (int t = 0; t < nt; ++t)
+    if (in_group[static_cast<size_t>(t)] && !use_ok(t)) group_ok[static_cast<size_t>(find(t))] = 0;
+  for (int t = 0; t < nt; ++t)
+    if (in_group[static_cast<size_t>(t)] && group_ok[static_cast<size_t>(find(t))]) blocked[static_cast<size_t>(t)] = 2;
+}
+
+// Add over blocked operands: oneDNN's sum primitive (unit scales), which reads and writes the
+// compute type; plain fp32 operands take the OpenMP loop in ops_host.cpp.
+bool Runner::add_blocked(const OpGraph& g, int i) {
+  const OpNode& op = g.op(i);
+  if (!blocked[static_cast<size_t>(op.outputs[0])]) return false;
+  bool fresh;
+  auto& s = state_of<Prim>(*this, i, fresh);
+  if (fresh) {
+    std::vector<memory::desc> srcs;
+    for (int t : op.inputs) srcs.push_back(flat_desc(*this, g, t));
+    const memory::desc dst = flat_desc(*this, g, op.outputs[0]);
+    dnnl::sum::primitive_desc pd(dst, std::vector<float>(op.inputs.size(), 1.0f), srcs, eng);
+    s.prim = dnnl::sum(pd);
+    for (size_t k = 0; k < op.inputs.size(); ++k)
+      s.args[DNNL_ARG_MULTIPLE_SRC + static_cast<int>(k)] = memory(srcs[k], eng, ptr(op.inputs[k]));
+    s.args[DNNL_ARG_DST] = memory(dst, eng, ptr(op.outputs[0]));
+  }
+  exec(*this, s);
+  return true;
+}
+
+std::vector<float> Runner::read_plain(int t) {
+  const Tensor& T = g_.tensor(t);
+  std::vector<float> out(static_cast<size_t>(T.desc.numel()));
+  if (!blocked[static_cast<size_t>(t)]) {
+    std::copy(ptr(t), ptr(t) + out.size(), out.begin());
+    return out;
+  }
+  memory::desc pd = plain(dims_of(T.desc.shape));
+  memory from(stored(*this, pd, t), eng, ptr(t)), to(pd, eng, out.data());
+  dnnl::reorder(from, to).execute(strm, from, to);
+  strm.wait();
+  return out;
+}
 
 void Runner::on_Conv2D(const OpGraph& g, int i) {
   bool fresh;
@@ -201,10 +358,12 @@ void Runner::on_Conv2D(const OpGraph& g, int i) {
     auto pd = conv_fwd_pd(*this, g, i);
     ConvGeom c = conv_geom(g, i);
     s.prim = dnnl::convolution_forward(pd);
-    s.args[DNNL_ARG_SRC] = bind_in(*this, s, pd.src_desc(), c.src, ptr(op.inputs[0]), 0);
+    s.args[DNNL_ARG_SRC] = bind_in(*this, s, pd.src_desc(), stored(*this, c.src, op.inputs[0]), ptr(op.inputs[0]), 0);
     s.args[DNNL_ARG_WEIGHTS] = bind_in(*this, s, pd.weights_desc(), c.wei, w, 1);
     if (op.attrs.has_bias) s.args[DNNL_ARG_BIAS] = memory(pd.bias_desc(), eng, ptr(op.inputs[2]));
-    s.args[DNNL_ARG_DST] = bind_out(*this, s, pd.dst_desc(), c.dst, ptr(op.outputs[0]), 2);
+    s.args[DNNL_ARG_DST] =
+        bind_out(*this, s, pd.dst_desc(), stored(*this, c.dst, op.outputs[0]), ptr(op.outputs[0]), 2);
+    exact_bf16_out[static_cast<size_t>(i)] = bf16_native;
   }
   exec(*this, s);
 }
@@ -217,13 +376,18 @@ void Runner::on_Conv2DBackwardData(const OpGraph& g, int i) {
   if (fresh) {
     ConvGeom c = conv_geom(g, op.forward_op);
     dnnl::convolution_backward_data::primitive_desc pd(
-        dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, any_of(c.src), any_of(c.wei),
-                                              any_of(c.dst), c.strides, c.dil, c.pad_l, c.pad_r),
+        dnnl::convolution_backward_data::desc(
+            dnnl::algorithm::convolution_direct, want(*this, c.src, op.outputs[0], compute_dt(*this)),
+            any_of(c.wei, compute_dt(*this)), want(*this, c.dst, op.inputs[0], compute_dt(*this)), c.strides, c.dil,
+            c.pad_l, c.pad_r),
         eng, conv_fwd_pd(*this, g, op.forward_op));
     s.prim = dnnl::convolution_backward_data(pd);
-    s.args[DNNL_ARG_DIFF_DST] = bind_in(*this, s, pd.diff_dst_desc(), c.dst, ptr(op.inputs[0]), 0);
+    s.args[DNNL_ARG_DIFF_DST] =
+        bind_in(*this, s, pd.diff_dst_desc(), stored(*this, c.dst, op.inputs[0]), ptr(op.inputs[0]), 0);
     s.args[DNNL_ARG_WEIGHTS] = bind_in(*this, s, pd.weights_desc(), c.wei, w, 1);
-    s.args[DNNL_ARG_DIFF_SRC] = bind_out(*this, s, pd.diff_src_desc(), c.src, ptr(op.outputs[0]), 2);
+    s.args[DNNL_ARG_DIFF_SRC] =
+        bind_out(*this, s, pd.diff_src_desc(), stored(*this, c.src, op.outputs[0]), ptr(op.outputs[0]), 2);
+    exact_bf16_out[static_cast<size_t>(i)] = bf16_native;
   }
   exec(*this, s);
 }
@@ -235,15 +399,18 @@ void Runner::on_Conv2DBackwardFilter(const OpGraph& g, int i) {
   if (fresh) {
     ConvGeom c = conv_geom(g, op.forward_op);
     bool bias = op.outputs.size() > 1;
-    auto src = any_of(c.src), wei = any_of(c.wei), dst = any_of(c.dst);
+    // bf16 activations and gradients in, fp32 weight gradient out (it feeds the fp32 master).
+    auto src = want(*this, c.src, op.inputs[0], compute_dt(*this)), wei = any_of(c.wei),
+         dst = want(*this, c.dst, op.inputs[1], compute_dt(*this));
     auto d = bias ? dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, src, wei, c.bias,
                                                              dst, c.strides, c.dil, c.pad_l, c.pad_r)
                   : dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, src, wei, dst,
                                                              c.strides, c.dil, c.pad_l, c.pad_r);
     dnnl::convolution_backward_weights::primitive_desc pd(d, eng, conv_fwd_pd(*this, g, op.forward_op));
     s.prim = dnnl::convolution_backward_weights(pd);
-    s.args[DNNL_ARG_SRC] = bind_in(*this, s, pd.src_desc(), c.src, ptr(op.inputs[0]), 0);
-    s.args[DNNL_ARG_DIFF_DST] = bind_in(*this, s, pd.diff_dst_desc(), c.dst, ptr(op.inputs[1]), 1);
+    s.args[DNNL_ARG_SRC] = bind_in(*this, s, pd.src_desc(), stored(*this, c.src, op.inputs[0]), ptr(op.inputs[0]), 0);
+    s.args[DNNL_ARG_DIFF_DST] =
+        bind_in(*this, s, pd.diff_dst_desc(), stored(*this, c.dst, op.inputs[1]), ptr(op.inputs[1]), 1);
     s.args[DNNL_ARG_DIFF_WEIGHTS] = bind_out(*this, s, pd.diff_weights_desc(), c.wei, ptr(op.outputs[0]), 2);
     if (bias) s.args[DNNL_ARG_DIFF_BIAS] = memory(pd.diff_bias_desc(), eng, ptr(op.outputs[1]));
   }
@@ -261,15 +428,18 @@ void Runner::on_MatMul(const OpGraph& g, int i) {
   bool fwd_bias = op.inputs.size() > 2;
   float* b = op.phase == Phase::forward || a.trans_b ? weight_operand(i, op.inputs[1]) : ptr(op.inputs[1]);
   if (fresh) {
-    memory::desc ad(memory::dims{a.m, a.k}, dt::f32, a.trans_a ? memory::dims{1, a.m} : memory::dims{a.k, 1});
-    memory::desc bd(memory::dims{a.k, a.n}, dt::f32, a.trans_b ? memory::dims{1, a.k} : memory::dims{a.n, 1});
+    const memory::dims as = a.trans_a ? memory::dims{1, a.m} : memory::dims{a.k, 1};
+    const memory::dims bs = a.trans_b ? memory::dims{1, a.k} : memory::dims{a.n, 1};
+    memory::desc ad(memory::dims{a.m, a.k}, dt::f32, as), bd(memory::dims{a.k, a.n}, dt::f32, bs);
+    // Native bf16: bf16 copies of both operands (same strides), fp32 result and bias.
+    memory::desc ac(ad.dims(), compute_dt(*this), as), bc(bd.dims(), compute_dt(*this), bs);
     memory::desc cd = plain({a.m, a.n});
     memory::desc biasd = plain({1, a.n});
-    auto d = fwd_bias ? dnnl::matmul::desc(ad, bd, biasd, cd) : dnnl::matmul::desc(ad, bd, cd);
+    auto d = fwd_bias ? dnnl::matmul::desc(ac, bc, biasd, cd) : dnnl::matmul::desc(ac, bc, cd);
     dnnl::matmul::primitive_desc pd(d, eng);
     s.prim = dnnl::matmul(pd);
-    s.args[DNNL_ARG_SRC] = memory(ad, eng, ptr(op.inputs[0]));
-    s.args[DNNL_ARG_WEIGHTS] = memory(bd, eng, b);
+    s.args[DNNL_ARG_SRC] = bind_in(*this, s, ac, ad, ptr(op.inputs[0]), 0);
+    s.args[DNNL_ARG_WEIGHTS] = bind_in(*this, s, bc, bd, b, 1);
     if (fwd_bias) s.args[DNNL_ARG_BIAS] = memory(biasd, eng, ptr(op.inputs[2]));
     s.args[DNNL_ARG_DST] = memory(cd, eng, ptr(op.outputs[0]));
   }
@@ -298,12 +468,13 @@ void Runner::on_BatchNorm(const OpGraph& g, int i) {
     s.prim = dnnl::batch_normalization_forward(pd);
     memory::desc c = plain({g.tensor(op.inputs[1]).desc.numel()});
     memory::desc d = bn_desc(g, i);
-    s.args[DNNL_ARG_SRC] = bind_in(*this, s, pd.src_desc(), d, ptr(op.inputs[0]), 0);
+    s.args[DNNL_ARG_SRC] = bind_in(*this, s, pd.src_desc(), stored(*this, d, op.inputs[0]), ptr(op.inputs[0]), 0);
     s.args[DNNL_ARG_SCALE] = memory(c, eng, ptr(op.inputs[1]));
     s.args[DNNL_ARG_SHIFT] = memory(c, eng, ptr(op.inputs[2]));
-    s.args[DNNL_ARG_DST] = bind_out(*this, s, pd.dst_desc(), d, ptr(op.outputs[0]), 2);
+    s.args[DNNL_ARG_DST] = bind_out(*this, s, pd.dst_desc(), stored(*this, d, op.outputs[0]), ptr(op.outputs[0]), 2);
     s.args[DNNL_ARG_MEAN] = memory(pd.mean_desc(), eng, ptr(op.outputs[1]));
     s.args[DNNL_ARG_VARIANCE] = memory(pd.variance_desc(), eng, ptr(op.outputs[2]));
+    exact_bf16_out[static_cast<size_t>(i)] = bn_native(*this, g, i);
   }
   exec(*this, s);
 }
@@ -313,22 +484,25 @@ void Runner::on_BatchNormBackward(const OpGraph& g, int i) {
   auto& s = state_of<Prim>(*this, i, fresh);
   const OpNode& op = g.op(i);  // in: {dy, x, gamma, mean, var}; out: {dx, dgamma, dbeta}
   if (fresh) {
-    memory::desc d = bn_desc(g, op.forward_op), cd = bn_compute_desc(g, op.forward_op);
+    memory::desc d = bn_desc(g, op.forward_op), cd = bn_compute_desc(*this, g, op.forward_op);
     dnnl::batch_normalization_backward::primitive_desc pd(
         dnnl::batch_normalization_backward::desc(dnnl::prop_kind::backward, cd, cd, kBnEps, kBnFlags), eng,
         bn_fwd_pd(*this, g, op.forward_op));
     s.prim = dnnl::batch_normalization_backward(pd);
     memory::desc c = plain({g.tensor(op.inputs[2]).desc.numel()});
-    s.args[DNNL_ARG_DIFF_DST] = bind_in(*this, s, pd.diff_dst_desc(), d, ptr(op.inputs[0]), 0);
-    s.args[DNNL_ARG_SRC] = bind_in(*this, s, pd.src_desc(), d, ptr(op.inputs[1]), 1);
+    s.args[DNNL_ARG_DIFF_DST] =
+        bind_in(*this, s, pd.diff_dst_desc(), stored(*this, d, op.inputs[0]), ptr(op.inputs[0]), 0);
+    s.args[DNNL_ARG_SRC] = bind_in(*this, s, pd.src_desc(), stored(*this, d, op.inputs[1]), ptr(op.inputs[1]), 1);
     s.args[DNNL_ARG_SCALE] = memory(c, eng, ptr(op.inputs[2]));
     // oneDNN 2.6 asks for the shift too (it does not enter the gradients): the forward's beta.
     s.args[DNNL_ARG_SHIFT] = memory(c, eng, ptr(g.op(op.forward_op).inputs[2]));
     s.args[DNNL_ARG_MEAN] = memory(pd.mean_desc(), eng, ptr(op.inputs[3]));
     s.args[DNNL_ARG_VARIANCE] = memory(pd.variance_desc(), eng, ptr(op.inputs[4]));
-    s.args[DNNL_ARG_DIFF_SRC] = bind_out(*this, s, pd.diff_src_desc(), d, ptr(op.outputs[0]), 2);
+    s.args[DNNL_ARG_DIFF_SRC] =
+        bind_out(*this, s, pd.diff_src_desc(), stored(*this, d, op.outputs[0]), ptr(op.outputs[0]), 2);
     s.args[DNNL_ARG_DIFF_SCALE] = memory(c, eng, ptr(op.outputs[1]));
     s.args[DNNL_ARG_DIFF_SHIFT] = memory(c, eng, ptr(op.outputs[2]));
+    exact_bf16_out[static_cast<size_t>(i)] = bn_native(*this, g, op.forward_op);
   }
   exec(*this, s);
 }
@@ -342,6 +516,9 @@ void Runner::on_Activation(const OpGraph& g, int i) {
     s.prim = dnnl::eltwise_forward(pd);
     s.args[DNNL_ARG_SRC] = memory(pd.src_desc(), eng, ptr(op.inputs[0]));
     s.args[DNNL_ARG_DST] = memory(pd.dst_desc(), eng, ptr(op.outputs[0]));
+    // max(x, 0) of a bf16 value is a bf16 value: no rounding pass needed.
+    exact_bf16_out[static_cast<size_t>(i)] =
+        bf16_native && op.attrs.act == ActivationFn::relu && g.tensor(op.inputs[0]).desc.dtype == DType::bf16;
   }
   exec(*this, s);
 }
@@ -351,7 +528,7 @@ void Runner::on_ActivationBackward(const OpGraph& g, int i) {
   auto& s = state_of<Prim>(*this, i, fresh);
   const OpNode& op = g.op(i);  // in: {dy, y}
   if (fresh) {
-    memory::desc d = plain({numel(op.inputs[0])});
+    memory::desc d = flat_desc(*this, g, op.inputs[0]);
     dnnl::eltwise_backward::primitive_desc pd(
         dnnl::eltwise_backward::desc(eltwise_alg(op.attrs.act), d, d, 0.f, 0.f), eng,
         eltwise_fwd_pd(*this, g, op.forward_op));

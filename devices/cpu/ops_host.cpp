@@ -29,6 +29,13 @@ using CMapMat = Eigen::Map<const RowMat>;
 Runner::Runner(const OpGraph& g, const ExecOptions& o)
     : g_(g), opts(o), eng(dnnl::engine::kind::cpu, 0), strm(eng) {
   bf16 = g.precision == Precision::bf16 || g.precision == Precision::mixed_bf16;
+  if (bf16 && o.bf16_path == Bf16Path::native && !cpu_has_native_bf16())
+    throw UnavailableError(std::string("cpu: native bf16 needs avx512_core_bf16 or AMX; this CPU has ") +
+                           cpu_isa_name());
+  bf16_native = bf16 && o.bf16_path != Bf16Path::emulated && cpu_has_native_bf16();
+  avx512 = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
+  exact_bf16_out.assign(static_cast<size_t>(g.num_ops()), 0);
+  choose_layouts();
   state.resize(static_cast<size_t>(g.num_ops()));
   weight_copies.resize(static_cast<size_t>(g.num_ops()));
 }
@@ -57,7 +64,9 @@ static void sgemm_rm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const fl
 }
 
 float* Runner::weight_operand(int op, int t) {
-  if (!bf16 || g_.tensor(t).role != TensorRole::weight) return ptr(t);
+  // Native primitives read the fp32 master weight through a reorder to bf16 (which rounds
+  // to nearest even), so no rounded copy is kept.
+  if (!bf16 || bf16_native || g_.tensor(t).role != TensorRole::weight) return ptr(t);
   auto& c = weight_copies[static_cast<size_t>(op)];
   const int64_t n = numel(t);
   if (c.empty()) c.resize(static_cast<size_t>(n));  // allocated once: primitives keep the pointer
@@ -71,6 +80,7 @@ void Runner::on_Input(const OpGraph&, int) {}  // the host fills inputs before t
 void Runner::on_Reshape(const OpGraph&, int) {}  // views alias their source (memory_plan)
 
 void Runner::on_Add(const OpGraph& g, int i) {
+  if (add_blocked(g, i)) return;
   const OpNode& op = g.op(i);
   float* y = ptr(op.outputs[0]);
   const int64_t n = numel(op.outputs[0]);

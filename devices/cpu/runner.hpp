@@ -34,6 +34,21 @@ class Runner final : public OpVisitor<void> {
   const OpGraph& g_;
   ExecOptions opts;
   bool bf16 = false;       // round bf16-typed tensors to bf16 after they are written
+  bool bf16_native = false;  // conv, matmul, batch norm on oneDNN bf16 primitives
+  bool avx512 = false;     // oneDNN's JIT kernels block channels by 16 (else by 8)
+  // Per op: its first output is already bf16-exact when the op has run (a native bf16
+  // primitive wrote it through a bf16 -> fp32 reorder), so the executor need not round it.
+  std::vector<char> exact_bf16_out;
+  // Per tensor: 0 plain fp32; else stored channel-blocked (aBcd16b under AVX-512, else
+  // aBcd8b) in the compute type; 1 and 2 name why (choose_layouts in ops_dnnl.cpp). Chosen for
+  // tensors that only convolution, batch norm and elementwise ops touch, so the reorders to
+  // and from plain layout around those primitives disappear.
+  std::vector<char> blocked;
+  void choose_layouts();
+  bool add_blocked(const OpGraph& g, int op);  // Add on blocked operands (ops_dnnl.cpp)
+  // Stored as bf16 (2 bytes per element): blocked tensors on the native path.
+  bool bf16_stored(int t) const { return bf16_native && blocked[static_cast<size_t>(t)]; }
+  std::vector<float> read_plain(int t);  // a tensor's values in plain fp32 (any storage)
   bool training = true;    // dropout active
   uint64_t dropout_step = 0;
   int64_t adam_t = 0;      // Adam's step counter (bias correction)

@@ -107,6 +107,7 @@ TrainResult train_fashion_mnist(const TrainOptions& o) {
   ExecOptions eo;
   eo.seed = o.seed;
   eo.threads = o.threads;
+  eo.bf16_path = o.bf16_path;
   // Defaults: Adam's usual 1e-3 (Kingma & Ba); SGD with momentum 0.9 at 0.01 (PyTorch
   // MNIST example scale). The same for every model; override with --lr.
   const bool adam = go.training_options.optimizer == Optimizer::adam;
@@ -135,7 +136,9 @@ TrainResult train_fashion_mnist(const TrainOptions& o) {
   res.optimizer = optimizer_name(go.training_options.optimizer);
   res.lr = eo.lr;
   res.threads = ex.threads();
-  res.bf16_mode = ex.bf16() ? bf16_mode_description() : "off";
+  res.bf16_mode = bf16_mode(ex);
+  res.bf16_detail = bf16_detail(ex);
+  res.isa = cpu_isa_name();
   res.train_images = n_train;
   const int64_t n_test = o.test_limit > 0 ? std::min(o.test_limit, data.test.count) : data.test.count;
   res.test_images = n_test;

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "devices/cpu/executor.hpp"
+
 namespace xpusim::cpu {
 
 struct TrainOptions {
@@ -20,6 +22,7 @@ struct TrainOptions {
   double lr = 0;                   // 0 = default for the optimizer (see trainer.cpp)
   uint64_t seed = 1;
   int threads = 0;
+  Bf16Path bf16_path = Bf16Path::automatic;  // bf16 only: native where the CPU has it
   int64_t train_limit = 0;         // use only the first N training images (0 = all)
   int64_t test_limit = 0;          // evaluate on the first N test images (0 = all 10,000)
   std::string log_path;            // TSV log; empty = none
@@ -38,7 +41,9 @@ struct TrainResult {
   std::string optimizer;
   double lr = 0;
   int threads = 0;
-  std::string bf16_mode;
+  std::string bf16_mode;    // off | native | emulated
+  std::string bf16_detail;  // what that means on this CPU
+  std::string isa;          // oneDNN's ISA for this CPU
   int64_t train_images = 0;
   int64_t test_images = 0;
   std::vector<EpochRecord> epochs;
