@@ -1,5 +1,6 @@
 #include "devices/analytical/device_spec.hpp"
 
+#include <cmath>
 #include <algorithm>
 #include <filesystem>
 #include <optional>
@@ -94,7 +95,10 @@ DeviceSpec load_device_spec(const std::string& name_or_path, const std::vector<s
   d.winograd_speedup = num("winograd_speedup", 1.0, "x", "3x3 stride-1 convs off tensor cores (Winograd)",
                            [](double v) { return v >= 1 && v <= 4 ? "" : "must be in [1, 4]"; });
   d.gemm_half_dim = num("gemm_half_dim", 0, "elements", "GEMM dimension at which tiles run half full (0 = off)", non_negative);
-  d.gemm_tile_n = num("gemm_tile_n", 0, "channels", "output-channel width of a GEMM/conv kernel tile; a partial last tile still costs a whole one (0 = off)", non_negative);
+  d.gemm_tile_n = num("gemm_tile_n", 0, "channels", "output-channel width of a GEMM/conv kernel tile; a partial last tile still costs a whole one (0 = off: no tile rounding)",
+                      [](double v) {
+                        return v == 0 || (v >= 1 && v <= 65536 && v == std::floor(v)) ? "" : "must be 0 (off) or a whole number in [1, 65536]";
+                      });
   d.reserved_bytes = static_cast<int64_t>(num("reserved_gb", 0, "GB", "runtime context + allocator slack", non_negative) * 1e9);
   d.workspace_fraction = num("workspace_fraction", 0.0, "fraction", "conv workspace vs the largest activation", non_negative);
   if (d.kind == DeviceKind::gpu) {

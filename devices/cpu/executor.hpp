@@ -14,6 +14,10 @@
 
 namespace xpusim::cpu {
 
+// More OpenMP threads than this is a typo, not a machine: libgomp crashes creating 100000
+// threads. 1024 is above the hardware threads of any current two-socket server.
+constexpr int kMaxThreads = 1024;
+
 struct ExecOptions {
   uint64_t seed = 1;
   int threads = 0;          // 0 = all cores (omp_get_num_procs)

@@ -26,12 +26,15 @@ struct Layer {
   double rate = 0;
   bool return_sequences = false, bidirectional = false;
   std::string name;
+  std::string where;  // "file:line: params.layers[i]" for errors found while building
 };
 
 Layer parse_layer(const YAML::Node& node, const std::string& file, size_t index) {
   SpecReader r(node, file, "params.layers[" + std::to_string(index) + "]");
-  auto positive = [](long long v) { return v > 0 ? "" : "must be > 0"; };
+  // The builder takes int sizes: bound them so nothing is truncated on the way.
+  auto positive = [](long long v) { return v > 0 && v <= kMaxLayerSize ? "" : "must be in [1, 2147483647]"; };
   Layer l;
+  l.where = yaml_location(file, node) + ": params.layers[" + std::to_string(index) + "]";
   l.type = r.text("type", std::nullopt, "layer type",
                   {"conv2d", "batch_norm", "relu", "sigmoid", "tanh", "max_pool", "avg_pool", "global_avg_pool",
                    "flatten", "dropout", "dense", "embedding", "lstm"});
@@ -46,17 +49,21 @@ Layer parse_layer(const YAML::Node& node, const std::string& file, size_t index)
     else if (pad == "valid") l.pad = 0;
     else {
       try {
-        l.pad = std::stoll(pad);
+        size_t used = 0;
+        l.pad = std::stoll(pad, &used);
+        if (used != pad.size()) throw std::invalid_argument(pad);
       } catch (...) {
         r.fail("padding", "expected same, valid or a number");
       }
+      if (l.pad < 0 || l.pad > kMaxLayerSize) r.fail("padding", "must be in [0, 2147483647]");
     }
     l.bias = r.flag("bias", true, "add a bias");
     l.activation = r.text("activation", std::string("linear"), "activation after the layer", acts);
   } else if (l.type == "max_pool" || l.type == "avg_pool") {
     l.size = r.integer("size", 2, "px", "window", positive);
     l.stride = r.integer("stride", l.size, "px", "stride (default: size)", positive);
-    l.pad = r.integer("padding", 0, "px", "padding");
+    l.pad = r.integer("padding", 0, "px", "padding",
+                      [](long long v) { return v >= 0 && v <= kMaxLayerSize ? "" : "must be in [0, 2147483647]"; });
   } else if (l.type == "dropout") {
     l.rate = r.number("rate", std::nullopt, "fraction", "drop probability",
                       [](double v) { return v >= 0 && v < 1 ? "" : "must be in [0, 1)"; });
@@ -108,6 +115,9 @@ ModelBuildFn parse_sequential(SpecReader& r) {
       const Layer& l = parsed[i];
       const bool last = i + 1 == parsed.size();
       const std::string& n = l.name;
+      // A layer whose shape cannot follow the previous one is an error in this file: name
+      // the layer's line (the builder knows only op names).
+      try {
       if (l.type == "conv2d") {
         x = b.conv(x, static_cast<int>(l.filters), static_cast<int>(l.kernel), static_cast<int>(l.stride),
                    static_cast<int>(l.pad), l.bias, n);
@@ -143,6 +153,11 @@ ModelBuildFn parse_sequential(SpecReader& r) {
         } else {
           x = b.lstm(x, l.units, l.return_sequences, false, n);
         }
+      }
+      } catch (const FieldError&) {
+        throw;
+      } catch (const std::exception& e) {
+        throw UserError(l.where + " (" + l.type + "): " + e.what());
       }
     }
     if (b.shape(x).back() != s.classes)
