@@ -4,6 +4,7 @@
 // Also checks what every command shares: arguments are UTF-8 (they can reach JSON output),
 // the subcommand exists, and stdout took every byte written to it.
 #include <CLI/CLI.hpp>
+#include <yaml-cpp/yaml.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -70,6 +71,11 @@ int main(int argc, char** argv) {
   } catch (const xpusim::InterruptedError& e) {
     std::cerr << "xpusim: interrupted: " << e.what() << "\n";
     return 130;
+  } catch (const YAML::Exception& e) {
+    // A YAML value of the wrong type that a loader read without its own check: still the
+    // input's fault. Loaders name file:line themselves; this is the net under them.
+    std::cerr << "xpusim: error: YAML: " << e.what() << "\n";
+    return 2;
   } catch (const std::filesystem::filesystem_error& e) {
     // A path the user gave that the file system refuses (name too long, permission denied):
     // bad input, not a bug. Loaders check the common cases with clearer words.

@@ -84,6 +84,15 @@ void check_stream(std::ostream& os, const std::string& what) {
   if (!os) throw UserError(what + ": write failed (disk full or closed pipe?)");
 }
 
+std::string without_file_location(const std::string& msg, const std::string& path) {
+  if (msg.rfind(path + ":", 0) != 0) return msg;
+  size_t i = path.size() + 1, digits = i;
+  while (digits < msg.size() && msg[digits] >= '0' && msg[digits] <= '9') ++digits;
+  if (digits > i && msg.compare(digits, 2, ": ") == 0) return msg.substr(digits + 2);
+  if (msg.compare(path.size(), 2, ": ") == 0) return msg.substr(path.size() + 2);
+  return msg;
+}
+
 int64_t checked_mul(int64_t a, int64_t b, const std::string& what) {
   int64_t r;
   if (__builtin_mul_overflow(a, b, &r)) throw UserError(what + ": too large (integer overflow)");

@@ -31,6 +31,10 @@ void write_file_checked(const std::string& path, const std::function<void(std::o
 // full disk or a closed pipe).
 void check_stream(std::ostream& os, const std::string& what);
 
+// "PATH:LINE: rest" or "PATH: rest" -> "rest": for errors in a value that came from an
+// override (--set), where the file's line would point at text the user did not write.
+std::string without_file_location(const std::string& msg, const std::string& path);
+
 // a * b and a + b for sizes that must not wrap: nullopt-free API, throws UserError(`what`
 // + ": too large (integer overflow)") on overflow.
 int64_t checked_mul(int64_t a, int64_t b, const std::string& what);

@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 
+#include "common/checked_io.hpp"
 #include "common/error.hpp"
 #include "common/spec_reader.hpp"
 #include "devices/analytical/host_detect.hpp"
@@ -50,10 +51,42 @@ bool DeviceSpec::supports(Precision p) const {
   return std::find(precisions.begin(), precisions.end(), precision_name(p)) != precisions.end();
 }
 
+namespace {
+DeviceSpec parse_device_spec(const YAML::Node& root, const std::string& path);
+}  // namespace
+
 DeviceSpec load_device_spec(const std::string& name_or_path, const std::vector<std::string>& overrides) {
   const std::string path = device_path(name_or_path);
   YAML::Node root = load_config_yaml(path);
+  if (overrides.empty()) return parse_device_spec(root, path);
   apply_overrides(root, overrides);
+  try {
+    return parse_device_spec(root, path);
+  } catch (const FieldError&) {
+    throw;
+  } catch (const UserError& e) {
+    // Find the culprit only on failure (calibration parses with overrides thousands of times):
+    // an error of the file alone names file:line; one from an override names that --set, not
+    // a line of the unedited file.
+    parse_device_spec(load_config_yaml(path), path);
+    for (const auto& o : overrides) {
+      YAML::Node n = load_config_yaml(path);
+      apply_overrides(n, {o});
+      try {
+        parse_device_spec(n, path);
+      } catch (const FieldError&) {
+        throw;
+      } catch (const UserError& e1) {
+        throw FieldError("set", o + ": " + without_file_location(e1.what(), path));
+      }
+    }
+    throw FieldError("set", without_file_location(e.what(), path));
+  }
+}
+
+namespace {
+
+DeviceSpec parse_device_spec(const YAML::Node& root, const std::string& path) {
   SpecReader r(root, path);
   DeviceSpec d;
   d.file = path;
@@ -154,5 +187,7 @@ DeviceSpec load_device_spec(const std::string& name_or_path, const std::vector<s
   r.finish();
   return d;
 }
+
+}  // namespace
 
 }  // namespace xpusim::analytical
