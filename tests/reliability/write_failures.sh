@@ -38,4 +38,6 @@ fi
 # A file under a regular file cannot be created: exit 2 naming the flag.
 tmp="$dir/plain_file"; : > "$tmp"
 expect "--write-topology: $tmp/x.csv: cannot write file" -- "$bin" systolic --model mnist_mlp --write-topology "$tmp/x.csv"
+expect "--measure-out: cannot create directory '$tmp': Not a directory" -- "$bin" validate --measure cpu \
+  --measure-cases mnist_mlp:32 --measure-steps 1 --measure-warmup 0 --measure-repeats 1 --threads 1 --measure-out "$tmp/m.csv"
 exit $((fails > 0))
