@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "common/checked_io.hpp"
 #include "common/error.hpp"
 #include "validation/calibrate.hpp"
 #include "validation/graph_cache.hpp"
@@ -30,7 +31,7 @@ void register_calibrate(CLI::App& app) {
   cmd->add_option("--leave-one-out", a->leave_one_out, "model: refit without each model and report its error");
   cmd->add_option("--out", a->out, "write the fitted values as a YAML overlay (xpusim validate --calibration)");
   cmd->add_option("--set", a->overrides, "override a device YAML field before fitting, KEY=VALUE (repeatable)");
-  cmd->add_option("--max-evaluations", a->max_evaluations, "objective evaluations per fit")->capture_default_str();
+  cmd->add_option("--max-evaluations", a->max_evaluations, "objective evaluations per fit")->capture_default_str()->check(int_in(1, 1000000));
   add_format_option(*cmd, a->format, "table|json|csv", "table");
   cmd->callback([a] {
     using namespace validation;
@@ -57,9 +58,7 @@ void register_calibrate(CLI::App& app) {
     std::vector<LeaveOneOut> loo;
     if (!a->leave_one_out.empty()) loo = leave_one_model_out(rows, o);
     if (!a->out.empty()) {
-      std::ofstream os(a->out);
-      if (!os) throw UserError("--out: cannot write '" + a->out + "'");
-      os << overlay_yaml(fit, a->reference);
+      write_file_checked(a->out, [&](std::ostream& os) { os << overlay_yaml(fit, a->reference); }, "--out");
     }
     print_calibration(std::cout, fit, a->leave_one_out.empty() ? nullptr : &loo, f);
   });

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "common/checked_io.hpp"
 #include "common/error.hpp"
 #include "common/progress.hpp"
 #include "costmodel/compare.hpp"
@@ -36,9 +37,9 @@ void register_compare(CLI::App& app) {
     cost::CompareResult r = cost::run_study(s, {}, ProgressBar::stderr_is_interactive());
     cost::print_compare(std::cout, r, f);
     if (!chart->empty()) {
-      std::ofstream out(*chart);
-      if (!out) throw UserError("--chart: cannot write '" + *chart + "'");
-      out << (html ? cost::compare_chart_html(r) : cost::compare_chart_svg(r));
+      write_file_checked(
+          *chart, [&](std::ostream& out) { out << (html ? cost::compare_chart_html(r) : cost::compare_chart_svg(r)); },
+          "--chart");
     }
   });
 }

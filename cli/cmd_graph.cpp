@@ -27,7 +27,7 @@ void register_graph(CLI::App& app) {
   auto a = std::make_shared<GraphArgs>();
   auto* cmd = app.add_subcommand("graph", "op graph of one step of a model: per-op FLOPs, bytes, and totals");
   cmd->add_option("--model", a->model, "zoo model name (xpusim models) or a model YAML path")->required();
-  cmd->add_option("--batch", a->batch, "batch size (samples per step)")->capture_default_str();
+  cmd->add_option("--batch", a->batch, "batch size (samples per step)")->capture_default_str()->check(int_in(1, kMaxBatch));
   cmd->add_flag("--train", a->train, "list the ops of the whole training step (forward, backward, update)");
   cmd->add_option("--precision", a->precision, std::string("fp32|bf16|mixed (") + precision_choices() + ")")
       ->capture_default_str();

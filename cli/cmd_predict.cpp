@@ -19,7 +19,8 @@ void register_predict(CLI::App& app) {
   cmd->add_option("--device", r->placement.device, "device name (configs/devices/) or YAML path")->required();
   cmd->add_option("--count", r->placement.count,
                   "devices: GPUs, TPU cores (v2-8 = 8) or vCPUs of one CPU machine")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(int_in(1, kMaxDevices));
   cmd->add_option("--system", r->placement.system, "system (configs/systems/); default: the device's");
   cmd->add_option("--build", *build, "CPU devices: framework build, pip (no AVX2/FMA) or compiled");
   cmd->add_option("--framework", r->placement.framework,
@@ -27,7 +28,8 @@ void register_predict(CLI::App& app) {
   cmd->add_option("--model", r->model, "zoo model or model YAML path")->required();
   cmd->add_option("--batch", r->batch_per_device,
                   "batch per device (per GPU, per TPU core, per CPU machine), as the reference CSV's batch_per_device")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(int_in(1, kMaxBatch));
   cmd->add_option("--precision", r->precision, precision_choices())->capture_default_str();
   cmd->add_option("--data", *data, "synthetic (no input pipeline) or real (host decode + augmentation)")
       ->capture_default_str();

@@ -17,13 +17,13 @@ void register_run(CLI::App& app) {
   auto* cmd = app.add_subcommand("run", "run training steps for real on a backend and measure them");
   cmd->add_option("--backend", r->engine, "cpu or cuda (see xpusim backends)")->required();
   cmd->add_option("--model", r->model, "zoo model or model YAML path")->required();
-  cmd->add_option("--batch", r->batch_per_device, "batch per device")->capture_default_str();
-  cmd->add_option("--steps", r->steps, "timed steps")->capture_default_str();
-  cmd->add_option("--warmup", r->warmup, "untimed warm-up steps")->capture_default_str();
+  cmd->add_option("--batch", r->batch_per_device, "batch per device")->capture_default_str()->check(int_in(1, kMaxBatch));
+  cmd->add_option("--steps", r->steps, "timed steps")->capture_default_str()->check(int_in(1, kMaxSteps));
+  cmd->add_option("--warmup", r->warmup, "untimed warm-up steps")->capture_default_str()->check(int_in(0, kMaxSteps));
   cmd->add_option("--precision", r->precision, precision_choices())->capture_default_str();
-  cmd->add_option("--gpus", r->placement.count, "cuda: GPUs in data parallel")->capture_default_str();
-  cmd->add_option("--threads", r->threads, "cpu: threads (0 = all cores)")->capture_default_str();
-  cmd->add_option("--seed", r->seed, "random seed for weights and data")->capture_default_str();
+  cmd->add_option("--gpus", r->placement.count, "cuda: GPUs in data parallel")->capture_default_str()->check(int_in(1, kMaxDevices));
+  cmd->add_option("--threads", r->threads, "cpu: threads (0 = all cores)")->capture_default_str()->check(int_in(0, 1024));
+  cmd->add_option("--seed", r->seed, "random seed for weights and data")->capture_default_str()->check(uint64_any());
   cmd->add_option("--optimizer", r->optimizer, "sgd_momentum|adam (default: the model's recipe)");
   add_format_option(*cmd, *fmt, "table|json|csv", "table");
   cmd->callback([r, data, fmt] {

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "common/checked_io.hpp"
 #include "common/error.hpp"
 #include "common/output.hpp"
 #include "models/zoo.hpp"
@@ -76,17 +77,23 @@ void register_systolic(CLI::App& app) {
       }
       if (x == std::string::npos || u1 != x || u2 != array->size() - x - 1 || rows < 1 || cols < 1)
         throw UserError("--array: expected RxC with positive integers, e.g. 128x128, got '" + *array + "'");
+      if (rows > tpu::kMaxArrayDim || cols > tpu::kMaxArrayDim)
+        throw UserError("--array: rows and columns must be at most " + std::to_string(tpu::kMaxArrayDim) + ", got '" +
+                        *array + "'");
     }
     if (topo->empty() == model->empty()) throw UserError("--topology: give exactly one of --topology or --model");
     if (!write->empty() && model->empty()) throw UserError("--write-topology: needs --model");
     std::vector<tpu::TopologyLayer> layers = topo->empty() ? topology_of_model(*model) : tpu::read_topology_csv(*topo);
     if (!write->empty()) {
-      std::ofstream out(*write);
-      if (!out) throw UserError("--write-topology: cannot write '" + *write + "'");
-      out << "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,\n";
-      for (const auto& l : layers)
-        out << l.name << ", " << l.ifmap_h << ", " << l.ifmap_w << ", " << l.filter_h << ", " << l.filter_w << ", "
-            << l.channels << ", " << l.filters << ", " << l.stride << ",\n";
+      write_file_checked(
+          *write,
+          [&](std::ostream& out) {
+            out << "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,\n";
+            for (const auto& l : layers)
+              out << l.name << ", " << l.ifmap_h << ", " << l.ifmap_w << ", " << l.filter_h << ", " << l.filter_w
+                  << ", " << l.channels << ", " << l.filters << ", " << l.stride << ",\n";
+          },
+          "--write-topology");
     }
     Table t({"layer", "cycles", "utilization", "folds", "macs"});
     nlohmann::json arr = nlohmann::json::array();
@@ -94,7 +101,7 @@ void register_systolic(CLI::App& app) {
     double macs = 0;
     for (const auto& l : layers) {
       tpu::LayerCycles c = tpu::scalesim_layer(l, rows, cols, d);
-      total += c.cycles;
+      total = checked_add(total, c.cycles, "total cycles");
       macs += c.macs;
       t.add({c.name, std::to_string(c.cycles), fmt_fixed(c.utilization, 4), std::to_string(c.folds), fmt_fixed(c.macs, 0)});
       arr.push_back({{"layer", c.name}, {"cycles", c.cycles}, {"utilization", c.utilization},

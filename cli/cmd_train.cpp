@@ -33,7 +33,9 @@ nlohmann::json train_json(const cpu::TrainResult& r) {
   j["epochs_to_target"] = r.epochs_to_target;
   j["time_to_target_s"] = r.time_to_target_s;
   j["seconds_per_epoch"] = r.seconds_per_epoch;
-  j["final_test_accuracy"] = r.epochs.back().test_accuracy;
+  if (r.epochs.empty()) j["final_test_accuracy"] = nullptr;
+  else j["final_test_accuracy"] = r.epochs.back().test_accuracy;
+  j["interrupted"] = r.interrupted;
   j["peak_rss_bytes"] = r.peak_rss_bytes;
   nlohmann::json e = nlohmann::json::array();
   for (const auto& x : r.epochs)
@@ -53,24 +55,41 @@ void register_train(CLI::App& app) {
   cmd->add_option("--model", o->model, "zoo model taking 1x28x28 images, 10 classes")->capture_default_str();
   cmd->add_option("--dataset", o->dataset, "fashion-mnist")->capture_default_str();
   cmd->add_option("--data-dir", o->data_dir, "dataset directory (default: Debian's /usr/share/datasets/fashion-mnist)");
-  cmd->add_option("--target-accuracy", o->target_accuracy, "stop at this test accuracy")->capture_default_str();
-  cmd->add_option("--epochs-max", o->epochs_max, "give up after this many epochs")->capture_default_str();
-  cmd->add_option("--batch", o->batch, "mini-batch size")->capture_default_str();
+  cmd->add_option("--target-accuracy", o->target_accuracy, "stop at this test accuracy")->capture_default_str()->check(finite_in(0, 1));
+  cmd->add_option("--epochs-max", o->epochs_max, "give up after this many epochs")->capture_default_str()->check(int_in(1, 100000));
+  cmd->add_option("--batch", o->batch, "mini-batch size")->capture_default_str()->check(int_in(1, kMaxBatch));
   cmd->add_option("--precision", o->precision, "fp32|bf16")->capture_default_str();
   cmd->add_option("--optimizer", o->optimizer, "sgd_momentum|adam (default: the model's recipe)");
-  cmd->add_option("--lr", o->lr, "learning rate (default: 0.01 SGD momentum, 0.001 Adam)");
-  cmd->add_option("--seed", o->seed, "seed for weights, shuffling and dropout")->capture_default_str();
-  cmd->add_option("--threads", o->threads, "threads (0 = all cores)")->capture_default_str();
-  cmd->add_option("--train-limit", o->train_limit, "use only the first N training images (0 = all)")->capture_default_str();
-  cmd->add_option("--test-limit", o->test_limit, "evaluate on the first N test images (0 = all)")->capture_default_str();
-  cmd->add_option("--log", o->log_path, "write a TSV log: epoch, seconds, train_loss, test_accuracy");
+  cmd->add_option("--lr", o->lr, "learning rate (default: 0.01 SGD momentum, 0.001 Adam)")->check(finite_in(0, 1e6));
+  cmd->add_option("--seed", o->seed, "seed for weights, shuffling and dropout")->capture_default_str()->check(uint64_any());
+  cmd->add_option("--threads", o->threads, "threads (0 = all cores)")->capture_default_str()->check(int_in(0, 1024));
+  cmd->add_option("--train-limit", o->train_limit, "use only the first N training images (0 = all)")
+      ->capture_default_str()
+      ->check(int_in(0, kMaxBatch));
+  cmd->add_option("--test-limit", o->test_limit, "evaluate on the first N test images (0 = all)")
+      ->capture_default_str()
+      ->check(int_in(0, kMaxBatch));
+  cmd->add_option("--log", o->log_path, "write a TSV log: epoch, seconds, train_loss, test_accuracy (one line per finished epoch)");
+  cmd->add_flag("--overwrite", o->overwrite_log, "replace an existing --log file (otherwise an existing log is an error)");
   add_format_option(*cmd, *fmt, "table|json|csv", "table");
   cmd->callback([o, backend, fmt] {
     OutputFormat f = parse_output_format(*fmt, {OutputFormat::table, OutputFormat::json, OutputFormat::csv});
     if (*backend != "cpu") throw UserError("--backend: training runs on the cpu backend only, not '" + *backend + "'");
+    // Ctrl-C (or SIGTERM) stops after the current step: finished epochs are printed and
+    // stay in the log, and the exit code is 130. A second Ctrl-C kills as usual.
+    StopOnSignal guard;
+    o->stop = &guard.flag();
     cpu::TrainResult r = cpu::train_fashion_mnist(*o);
+    o->stop = nullptr;
+    auto report_interrupt = [&] {
+      if (!r.interrupted) return;
+      throw InterruptedError("train stopped in epoch " + std::to_string(r.stopped_epoch) + " after " +
+                             std::to_string(r.stopped_step) + " steps; " + std::to_string(r.epochs.size()) +
+                             " finished epochs shown" + (o->log_path.empty() ? "" : " and kept in " + o->log_path));
+    };
     if (f == OutputFormat::json) {
       print_json(std::cout, train_json(r));
+      report_interrupt();
       return;
     }
     Table t({"epoch", "seconds", "train_loss", "test_accuracy"});
@@ -83,6 +102,7 @@ void register_train(CLI::App& app) {
                                            fmt_fixed(r.time_to_target_s, 1) + " s"
                                      : " in " + std::to_string(r.epochs.size()) + " epochs")
                 << "\n";
+    report_interrupt();
   });
 }
 

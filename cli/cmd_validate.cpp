@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "common/checked_io.hpp"
 #include "common/error.hpp"
 #include "common/progress.hpp"
 #include "validation/calibrate.hpp"
@@ -52,12 +53,13 @@ void register_validate(CLI::App& app) {
                   "CSV for the measured rows (default: validation/measured/<backend>-<device>-<date>.csv)");
   cmd->add_option("--measure-device", a->measure_device,
                   "device YAML the measured rows are predicted with (default: host for cpu; required for cuda)");
-  cmd->add_option("--measure-steps", a->measure_steps, "timed steps per case")->capture_default_str();
-  cmd->add_option("--measure-warmup", a->measure_warmup, "untimed warm-up steps per case")->capture_default_str();
+  cmd->add_option("--measure-steps", a->measure_steps, "timed steps per case")->capture_default_str()->check(int_in(1, kMaxSteps));
+  cmd->add_option("--measure-warmup", a->measure_warmup, "untimed warm-up steps per case")->capture_default_str()->check(int_in(0, kMaxSteps));
   cmd->add_option("--measure-repeats", a->measure_repeats,
                   "runs per case, in rounds over all cases; each row keeps the median run")
-      ->capture_default_str();
-  cmd->add_option("--threads", a->threads, "cpu: threads (0 = all hardware threads)")->capture_default_str();
+      ->capture_default_str()
+      ->check(int_in(1, 1000));
+  cmd->add_option("--threads", a->threads, "cpu: threads (0 = all hardware threads)")->capture_default_str()->check(int_in(0, 1024));
   cmd->callback([a] {
     using namespace validation;
     OutputFormat f = parse_output_format(a->format, {OutputFormat::table, OutputFormat::json, OutputFormat::csv});
@@ -98,10 +100,10 @@ void register_validate(CLI::App& app) {
       if (out.empty())
         out = std::string(XPUSIM_MEASURED_DIR) + "/" + a->measure + "-" + mo.device + "-" + mo.date + ".csv";
       std::filesystem::path p(out);
-      if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
-      std::ofstream os(out);
-      if (!os) throw UserError("--measure-out: cannot write '" + out + "'");
-      write_reference_csv(os, rows);
+      std::error_code ec;
+      if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
+      if (ec) throw UserError("--measure-out: cannot create directory '" + p.parent_path().string() + "': " + ec.message());
+      write_file_checked(out, [&](std::ostream& os) { write_reference_csv(os, rows); }, "--measure-out");
       std::cerr << "xpusim: measured rows written to " << out << "\n";
       name = out;
     } else {

@@ -1,6 +1,15 @@
 #include "cli/commands.hpp"
 
+#include <signal.h>
+
+#include <cerrno>
+#include <csignal>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <map>
+
+#include "common/output.hpp"
 
 namespace xpusim::cli {
 
@@ -35,6 +44,72 @@ void register_all(CLI::App& app) {
   register_train(app);
   register_sweep(app);
 }
+
+CLI::Validator int_in(long long lo, long long hi) {
+  const std::string range = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  return CLI::Validator(
+      [lo, hi, range](std::string& s) -> std::string {
+        long long v = 0;
+        auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (ec != std::errc() || end != s.data() + s.size() || v < lo || v > hi)
+          return "'" + s + "' must be an integer in " + range;
+        return "";
+      },
+      "INT in " + range);
+}
+
+CLI::Validator uint64_any() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        unsigned long long v = 0;
+        auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (ec != std::errc() || end != s.data() + s.size()) return "'" + s + "' must be an integer in [0, 2^64)";
+        return "";
+      },
+      "UINT64");
+}
+
+CLI::Validator finite_in(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& s) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        double v = std::strtod(s.c_str(), &end);
+        if (s.empty() || end != s.c_str() + s.size() || errno == ERANGE || !std::isfinite(v) || v < lo || v > hi)
+          return "'" + s + "' must be a finite number in [" + fmt_g(lo, 6) + ", " + fmt_g(hi, 6) + "]";
+        return "";
+      },
+      "NUMBER");
+}
+
+namespace {
+std::atomic<bool> g_stop{false};
+struct sigaction g_old_int, g_old_term;
+extern "C" void on_stop_signal(int sig) {
+  if (g_stop.load()) {  // second signal: stop waiting for the step to finish
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+    return;
+  }
+  g_stop.store(true);
+}
+}  // namespace
+
+StopOnSignal::StopOnSignal() {
+  g_stop.store(false);
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &g_old_int);
+  sigaction(SIGTERM, &sa, &g_old_term);
+}
+
+StopOnSignal::~StopOnSignal() {
+  sigaction(SIGINT, &g_old_int, nullptr);
+  sigaction(SIGTERM, &g_old_term, nullptr);
+}
+
+const std::atomic<bool>& StopOnSignal::flag() const { return g_stop; }
 
 void add_format_option(CLI::App& cmd, std::string& target, const std::string& choices, const std::string& def) {
   target = def;

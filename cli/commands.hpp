@@ -2,6 +2,7 @@
 #pragma once
 #include <CLI/CLI.hpp>
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,31 @@ void register_sweep(CLI::App& app);
 
 // Shared flag helpers so every command spells and validates them the same way.
 void add_format_option(CLI::App& cmd, std::string& target, const std::string& choices, const std::string& def);
+
+// Range checks on the flag's text, before CLI11 converts it: CLI11 2.1 clamps a value past
+// int64 to INT64_MAX and reads "-1" into an unsigned as 2^64-1 without a word, so a typo
+// would become a huge batch or seed. Errors read "--batch: ... must be an integer in [1, N]".
+CLI::Validator int_in(long long lo, long long hi);
+CLI::Validator uint64_any();                 // a non-negative integer that fits 64 bits
+CLI::Validator finite_in(double lo, double hi);  // rejects nan, inf and values outside [lo, hi]
+
+// While alive, SIGINT and SIGTERM set flag() instead of killing the process, so a long run
+// can stop after its current step and summarise what finished; a second signal kills as
+// usual. The previous handlers come back on destruction.
+class StopOnSignal {
+ public:
+  StopOnSignal();
+  ~StopOnSignal();
+  StopOnSignal(const StopOnSignal&) = delete;
+  StopOnSignal& operator=(const StopOnSignal&) = delete;
+  const std::atomic<bool>& flag() const;
+};
+
+// Shared bounds: a per-device batch past int32 is a typo (and tensors are bounded anyway);
+// more threads than kMaxThreads crash OpenMP.
+constexpr long long kMaxBatch = 2147483647;
+constexpr long long kMaxDevices = 65536;
+constexpr long long kMaxSteps = 1000000;
 
 // Library errors name request fields (FieldError: "batch", "target_accuracy"); the CLI shows
 // the flag: "--" + field with '_' -> '-', unless the running command aliased the field to a

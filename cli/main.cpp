@@ -1,12 +1,43 @@
 // xpusim: the command-line entry point. The only place that turns errors into exit codes:
-// UserError (bad input) -> 2, UnavailableError (cannot run here) -> 3, anything else -> 1.
+// UserError (bad input) -> 2, UnavailableError (cannot run here) -> 3, InterruptedError
+// (Ctrl-C after a partial summary) -> 130, anything else -> 1.
+// Also checks what every command shares: arguments are UTF-8 (they can reach JSON output),
+// the subcommand exists, and stdout took every byte written to it.
 #include <CLI/CLI.hpp>
+#include <yaml-cpp/yaml.h>
 
+#include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include "cli/commands.hpp"
-#include "common/error.hpp"
+#include "common/checked_io.hpp"
 #include "common/config_paths.hpp"
+#include "common/error.hpp"
+
+namespace {
+
+// CLI11 reports an unknown subcommand as "A subcommand is required"; name it and list the
+// valid ones instead. The first word that is neither an option nor --config-dir's value is
+// the subcommand.
+void check_subcommand(const CLI::App& app, int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--config-dir") {
+      ++i;
+      continue;
+    }
+    if (a.empty() || a[0] == '-') continue;
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+      if (sub->get_name() == a) return;
+    std::string list;
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+      list += (list.empty() ? "" : ", ") + sub->get_name();
+    throw xpusim::UserError("unknown command '" + a + "' (commands: " + list + ")");
+  }
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -19,7 +50,12 @@ int main(int argc, char** argv) {
       ->each([](const std::string& d) { xpusim::set_config_dir(d); });
   xpusim::cli::register_all(app);
   try {
+    for (int i = 1; i < argc; ++i) xpusim::require_utf8(argv[i], "argument " + std::to_string(i));
+    check_subcommand(app, argc, argv);
     app.parse(argc, argv);
+    // A full disk or a closed pipe on stdout is an error, not a silent success.
+    xpusim::check_stream(std::cout, "stdout");
+    if (std::fflush(stdout) != 0) throw xpusim::UserError("stdout: write failed (disk full or closed pipe?)");
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
@@ -32,6 +68,19 @@ int main(int argc, char** argv) {
   } catch (const xpusim::UnavailableError& e) {
     std::cerr << "xpusim: unavailable: " << e.what() << "\n";
     return 3;
+  } catch (const xpusim::InterruptedError& e) {
+    std::cerr << "xpusim: interrupted: " << e.what() << "\n";
+    return 130;
+  } catch (const YAML::Exception& e) {
+    // A YAML value of the wrong type that a loader read without its own check: still the
+    // input's fault. Loaders name file:line themselves; this is the net under them.
+    std::cerr << "xpusim: error: YAML: " << e.what() << "\n";
+    return 2;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A path the user gave that the file system refuses (name too long, permission denied):
+    // bad input, not a bug. Loaders check the common cases with clearer words.
+    std::cerr << "xpusim: error: " << e.path1().string() << ": " << e.code().message() << "\n";
+    return 2;
   } catch (const std::exception& e) {
     std::cerr << "xpusim: internal error: " << e.what() << "\n";
     return 1;

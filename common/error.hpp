@@ -35,6 +35,13 @@ class UnavailableError : public std::runtime_error {
   explicit UnavailableError(const std::string& msg) : std::runtime_error(msg) {}
 };
 
+// The user stopped a long run (SIGINT/SIGTERM) after what was finished was kept and
+// summarised; the CLI exits 130 as shells do for Ctrl-C.
+class InterruptedError : public std::runtime_error {
+ public:
+  explicit InterruptedError(const std::string& msg) : std::runtime_error(msg) {}
+};
+
 // A simulator bug (gem5's `panic`): an invariant that user input cannot break.
 class InternalError : public std::logic_error {
  public:

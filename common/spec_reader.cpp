@@ -1,7 +1,13 @@
 #include "common/spec_reader.hpp"
 
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include "common/checked_io.hpp"
 
 namespace xpusim {
 
@@ -13,23 +19,64 @@ std::string yaml_location(const std::string& file, const YAML::Node& node) {
 }
 
 std::string read_text_file(const std::string& path) {
+  // A directory opens as an ifstream on Linux and reads as empty: say what it is instead of
+  // reporting the fields an empty file lacks.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw UserError(path + ": is a directory, expected a file");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw UserError(path + ": cannot open file");
+  if (!in) throw UserError(path + ": cannot open file: " + std::strerror(errno));
   std::ostringstream os;
   os << in.rdbuf();
+  if (in.bad()) throw UserError(path + ": cannot read file");
   return os.str();
 }
 
 YAML::Node load_yaml_file(const std::string& path) { return parse_yaml_text(read_text_file(path), path); }
 
+namespace {
+
+// yaml-cpp keeps every pair of a mapping and lookups return the first, so a repeated key
+// would silently lose its second value: reject it, naming both lines. Keys must be plain
+// scalars (a loader reads them as strings).
+void check_mapping_keys(const YAML::Node& n, const std::string& path, int depth) {
+  if (depth > 64) throw UserError(yaml_location(path, n) + ": YAML nested more than 64 levels deep");
+  if (n.IsMap()) {
+    std::map<std::string, YAML::Node> seen;
+    for (const auto& kv : n) {
+      if (!kv.first.IsScalar())
+        throw UserError(yaml_location(path, kv.first) + ": a mapping key must be a plain name, not a list or mapping");
+      const std::string& k = kv.first.Scalar();
+      auto [it, fresh] = seen.emplace(k, kv.first);
+      if (!fresh) {
+        throw UserError(yaml_location(path, kv.first) + ": " + k + ": duplicate key (first given at line " +
+                        std::to_string(it->second.Mark().line + 1) + ")");
+      }
+      check_mapping_keys(kv.second, path, depth + 1);
+    }
+  } else if (n.IsSequence()) {
+    for (const auto& e : n) check_mapping_keys(e, path, depth + 1);
+  }
+}
+
+}  // namespace
+
 YAML::Node parse_yaml_text(const std::string& text, const std::string& path) {
+  // YAML is UTF-8 and every string read here can reach JSON output, which must be UTF-8.
+  if (size_t bad = first_invalid_utf8(text); bad != std::string::npos) {
+    char byte[8];
+    std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(text[bad]));
+    throw UserError(path + ":" + std::to_string(line_of_offset(text, bad)) + ": not valid UTF-8 (byte " + byte + ")");
+  }
+  YAML::Node root;
   try {
-    return YAML::Load(text);
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     std::ostringstream os;
     os << path << ":" << e.mark.line + 1 << ": YAML syntax error: " << e.msg;
     throw UserError(os.str());
   }
+  check_mapping_keys(root, path, 0);
+  return root;
 }
 
 SpecReader::SpecReader(YAML::Node node, std::string file, std::string context)
@@ -84,6 +131,7 @@ double SpecReader::number(const std::string& key, std::optional<double> def, con
     } catch (const YAML::Exception&) {
       fail(key, "expected a number, got '" + n.Scalar() + "'");
     }
+    if (!std::isfinite(v)) fail(key, "must be a finite number, got '" + n.Scalar() + "'");
   }
   if (check) {
     std::string err = check(v);
@@ -174,6 +222,7 @@ std::vector<double> SpecReader::numbers(const std::string& key, std::optional<st
     } catch (const YAML::Exception&) {
       fail(key, "expected a list of numbers");
     }
+    if (!std::isfinite(out.back())) fail(key, "must be finite numbers, got '" + e.Scalar() + "'");
   }
   return out;
 }
@@ -214,7 +263,9 @@ std::map<std::string, double> SpecReader::number_map(const std::string& key, con
   if (!n.IsMap()) fail(key, "expected a mapping of name: number");
   for (const auto& kv : n) {
     try {
-      out[kv.first.as<std::string>()] = kv.second.as<double>();
+      double v = kv.second.as<double>();
+      if (!std::isfinite(v)) fail(key, kv.first.as<std::string>() + ": must be a finite number");
+      out[kv.first.as<std::string>()] = v;
     } catch (const YAML::Exception&) {
       fail(key, "expected a mapping of name: number");
     }
@@ -234,7 +285,8 @@ YAML::Node SpecReader::child(const std::string& key, const std::string& desc, bo
 void SpecReader::finish() {
   if (!node_ || !node_.IsMap()) return;
   for (const auto& kv : node_) {
-    std::string k = kv.first.as<std::string>();
+    if (!kv.first.IsScalar()) throw UserError(yaml_location(file_, kv.first) + ": a key must be a plain name");
+    std::string k = kv.first.Scalar();
     if (!known_.count(k)) {
       std::string list;
       for (const auto& a : known_) list += (list.empty() ? "" : ", ") + a;

@@ -198,6 +198,7 @@ void load_file(const std::string& path, ConvergenceCatalog& cat) {
         try {
           a.epoch = e[0].as<double>();
           a.accuracy = e[1].as<double>();
+          if (!std::isfinite(a.epoch) || !std::isfinite(a.accuracy)) throw YAML::Exception(e.Mark(), "not finite");
         } catch (const YAML::Exception&) {
           throw UserError(yaml_location(path, e) + ": curves.points: expected [epoch, accuracy] numbers");
         }

@@ -97,7 +97,10 @@ void load_file(const std::string& path, PriceCatalog& cat) {
     YAML::Node inc = r.child("includes", "other offer ids billed together with this one");
     if (present(inc)) {
       if (!inc.IsSequence()) r.fail("includes", "expected a list of offer ids");
-      for (const auto& i : inc) p.includes.push_back(i.as<std::string>());
+      for (const auto& i : inc) {
+        if (!i.IsScalar()) r.fail("includes", "expected a list of offer ids");
+        p.includes.push_back(i.Scalar());
+      }
     }
     p.contains = read_contains(r.child("contains", "what the offer holds"), path, "contains");
     p.billing = read_billing(r.child("billing", "billing rule (default: the file's)"), path, "billing", billing);

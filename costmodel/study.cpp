@@ -2,6 +2,8 @@
 // checks every name it uses against the catalogs so errors carry file:line.
 #include "costmodel/study.hpp"
 
+#include <cmath>
+
 #include <algorithm>
 #include <filesystem>
 #include <set>
@@ -162,7 +164,8 @@ struct OptionReader {
       } catch (const YAML::Exception&) {
         r.fail("throughput", "expected a number (samples/s), predict or measured, got '" + tp.Scalar() + "'");
       }
-      if (o.given_throughput <= 0) r.fail("throughput", "must be > 0 samples/s");
+      if (!(o.given_throughput > 0 && std::isfinite(o.given_throughput)))
+        r.fail("throughput", "must be a finite number > 0 samples/s");
       o.source = ThroughputSource::given;
     }
     o.throughput_source_note = r.text("throughput_source", std::string(), "where a given throughput comes from");
@@ -171,9 +174,15 @@ struct OptionReader {
     YAML::Node set = r.child("set", "device YAML overrides: list of KEY=VALUE or a mapping");
     if (present(set)) {
       if (set.IsSequence())
-        for (const auto& s : set) o.overrides.push_back(s.as<std::string>());
+        for (const auto& s : set) {
+          if (!s.IsScalar()) r.fail("set", "expected a list of KEY=VALUE or a mapping");
+          o.overrides.push_back(s.Scalar());
+        }
       else if (set.IsMap())
-        for (const auto& kv : set) o.overrides.push_back(kv.first.as<std::string>() + "=" + kv.second.as<std::string>());
+        for (const auto& kv : set) {
+          if (!kv.second.IsScalar()) r.fail("set", kv.first.Scalar() + ": expected a single value");
+          o.overrides.push_back(kv.first.Scalar() + "=" + kv.second.Scalar());
+        }
       else
         r.fail("set", "expected a list of KEY=VALUE or a mapping");
       for (const auto& s : o.overrides)
@@ -230,10 +239,16 @@ void expand_sweep(const YAML::Node& sw, const YAML::Node& defaults, OptionReader
       if (!set.IsMap()) r.fail("set", "expected a mapping KEY: [values]");
       for (const auto& kv : set) {
         std::vector<std::string> vals;
-        if (kv.second.IsSequence())
-          for (const auto& v : kv.second) vals.push_back(v.as<std::string>());
-        else
-          vals.push_back(kv.second.as<std::string>());
+        if (kv.second.IsSequence()) {
+          for (const auto& v : kv.second) {
+            if (!v.IsScalar()) r.fail("set", kv.first.Scalar() + ": expected a list of values");
+            vals.push_back(v.Scalar());
+          }
+        } else if (kv.second.IsScalar()) {
+          vals.push_back(kv.second.Scalar());
+        } else {
+          r.fail("set", kv.first.Scalar() + ": expected a value or a list of values");
+        }
         axes.emplace_back(kv.first.as<std::string>(), vals);
       }
       if (base.source == ThroughputSource::given)

@@ -35,13 +35,16 @@ SystemSpec load_system_spec(const std::string& path) {
   if (r.has("devices")) {
     YAML::Node d = r.child("devices", "device names this system can hold");
     if (!d.IsSequence()) r.fail("devices", "expected a list of device names");
-    for (const auto& e : d) s.devices.push_back(e.as<std::string>());
+    for (const auto& e : d) {
+      if (!e.IsScalar()) r.fail("devices", "expected a list of device names");
+      s.devices.push_back(e.Scalar());
+    }
   } else {
     r.child("devices", "device names this system can hold");
     s.devices = {s.default_device};
   }
   s.max_devices = static_cast<int>(r.integer("max_devices", 1, "devices", "most devices one job can use",
-                                             [](long long v) { return v > 0 ? "" : "must be > 0"; }));
+                                             [](long long v) { return v > 0 && v <= 65536 ? "" : "must be in [1, 65536]"; }));
   s.devices_per_host = static_cast<int>(r.integer("devices_per_host", s.max_devices, "devices", "devices in one host",
                                                   [](long long v) { return v > 0 ? "" : "must be > 0"; }));
   s.intra_host = read_link(r.child("intra_host", "links between devices of one host"), path, "intra_host");

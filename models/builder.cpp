@@ -73,7 +73,7 @@ int ModelBuilder::add(OpKind kind, const std::string& name, OpAttrs attrs, std::
 }
 
 int ModelBuilder::conv(int x, const ConvArgs& a, const std::string& name) {
-  const Shape& s = shape(x);
+  const Shape s = shape(x);  // a copy: adding tensors below may reallocate the tensor list
   if (s.size() != 4) throw InternalError(name + ": conv needs NCHW input, got " + shape_str(s));
   int64_t n = s[0], c = s[1], h = s[2], w = s[3];
   if (c % a.groups || a.filters % a.groups) throw InternalError(name + ": channels not divisible by groups");
@@ -108,7 +108,7 @@ int ModelBuilder::conv(int x, int filters, int k, int s, int p, bool bias, const
 }
 
 int ModelBuilder::batch_norm(int x, const std::string& name) {
-  const Shape& s = shape(x);
+  const Shape s = shape(x);  // a copy: adding tensors below may reallocate the tensor list
   if (s.size() != 2 && s.size() != 4) throw InternalError(name + ": batch-norm needs [N,C] or [N,C,H,W]");
   int64_t c = s[1];  // channels (NCHW) or features ([N, F])
   int gamma = weight(name + ".weight", {c});
@@ -130,7 +130,7 @@ int ModelBuilder::activation(int x, ActivationFn f, const std::string& name) {
 }
 
 int ModelBuilder::max_pool(int x, int k, int s, int p, const std::string& name) {
-  const Shape& sh = shape(x);
+  const Shape sh = shape(x);  // a copy: adding tensors below may reallocate the tensor list
   OpAttrs at;
   at.pool = PoolFn::max;
   at.kernel_h = at.kernel_w = k;
@@ -142,7 +142,7 @@ int ModelBuilder::max_pool(int x, int k, int s, int p, const std::string& name) 
 }
 
 int ModelBuilder::avg_pool(int x, int k, int s, int p, const std::string& name) {
-  const Shape& sh = shape(x);
+  const Shape sh = shape(x);  // a copy: adding tensors below may reallocate the tensor list
   OpAttrs at;
   at.pool = PoolFn::avg;
   at.kernel_h = at.kernel_w = k;
@@ -154,7 +154,7 @@ int ModelBuilder::avg_pool(int x, int k, int s, int p, const std::string& name) 
 }
 
 int ModelBuilder::global_avg_pool(int x, const std::string& name) {
-  const Shape& sh = shape(x);
+  const Shape sh = shape(x);  // a copy: adding tensors below may reallocate the tensor list
   OpAttrs at;
   at.pool = PoolFn::avg;
   at.global_pool = true;
@@ -175,7 +175,7 @@ int ModelBuilder::global_avg_pool(int x, const std::string& name) {
 }
 
 int ModelBuilder::dense(int x, int64_t units, bool bias, const std::string& name) {
-  const Shape& sh = shape(x);
+  const Shape sh = shape(x);  // a copy: adding tensors below may reallocate the tensor list
   int64_t k = sh.back();
   int64_t m = 1;
   for (size_t i = 0; i + 1 < sh.size(); ++i) m *= sh[i];
@@ -240,7 +240,7 @@ int ModelBuilder::reshape(int x, const Shape& s, const std::string& name) {
 }
 
 int ModelBuilder::flatten(int x, const std::string& name) {
-  const Shape& sh = shape(x);
+  const Shape sh = shape(x);  // a copy: adding tensors below may reallocate the tensor list
   int64_t rest = 1;
   for (size_t i = 1; i < sh.size(); ++i) rest *= sh[i];
   return reshape(x, {sh[0], rest}, name);
@@ -256,7 +256,7 @@ int ModelBuilder::embedding(int ids, int64_t vocab, int64_t dim, const std::stri
 }
 
 int ModelBuilder::lstm(int x, int64_t hidden, bool return_sequences, bool reverse, const std::string& name) {
-  const Shape& sh = shape(x);
+  const Shape sh = shape(x);  // a copy: adding tensors below may reallocate the tensor list
   if (sh.size() != 3) throw InternalError(name + ": lstm needs [N, T, F] input");
   OpAttrs at;
   at.seq_len = sh[1];

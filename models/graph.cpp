@@ -55,6 +55,15 @@ int OpGraph::add_tensor(std::string name, TensorDesc desc, TensorRole role) {
   for (auto d : desc.shape) {
     if (d <= 0) throw InternalError("tensor " + name + " has non-positive shape " + shape_str(desc.shape));
   }
+  // Sizes come from the batch and the model's layer sizes, both user input. Every later sum
+  // (bytes per op, memory per step) stays far from int64 overflow when no tensor exceeds
+  // kMaxTensorBytes, so this one check makes the counting overflow-free.
+  int64_t bytes = dtype_bytes(desc.dtype);
+  for (auto d : desc.shape) {
+    if (__builtin_mul_overflow(bytes, d, &bytes) || bytes > kMaxTensorBytes)
+      throw UserError("tensor '" + name + "' of shape " + shape_str(desc.shape) +
+                      " would hold more than 2^46 bytes (64 TiB): lower the batch or the layer sizes");
+  }
   tensors_.push_back(Tensor{std::move(name), std::move(desc), role, -1, false});
   consumers_.emplace_back();
   return static_cast<int>(tensors_.size()) - 1;

@@ -15,6 +15,10 @@ namespace xpusim {
 
 using Shape = std::vector<int64_t>;
 
+// The largest tensor a graph may hold (2^46 bytes = 64 TiB, far beyond any device's memory);
+// OpGraph::add_tensor rejects larger ones so that work and memory sums never overflow int64.
+constexpr int64_t kMaxTensorBytes = int64_t{1} << 46;
+
 struct TensorDesc {
   Shape shape;
   DType dtype = DType::fp32;

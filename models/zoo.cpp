@@ -24,13 +24,13 @@ ModelSpec load_model_spec(const std::string& path) {
   for (long long v : r.integers("input", std::nullopt, "[C,H,W] px or [T] tokens", "shape of one sample"))
     s.input.push_back(static_cast<int64_t>(v));
   for (auto v : s.input)
-    if (v <= 0) r.fail("input", "dimensions must be > 0");
+    if (v <= 0 || v > 2147483647) r.fail("input", "dimensions must be in [1, 2147483647]");
   if (s.task == ModelTask::image && s.input.size() != 3) r.fail("input", "an image model needs [C, H, W]");
   if (s.task == ModelTask::sequence && s.input.size() != 1) r.fail("input", "a sequence model needs [T]");
   s.features = r.integer("features", 0, "features", "sequence models: width of float inputs per step (0 = token ids)",
-                         [](long long v) { return v >= 0 ? "" : "must be >= 0"; });
+                         [](long long v) { return v >= 0 && v <= 2147483647 ? "" : "must be in [0, 2147483647]"; });
   s.classes = r.integer("classes", std::nullopt, "classes", "output classes (1 = binary, sigmoid)",
-                        [](long long v) { return v > 0 ? "" : "must be > 0"; });
+                        [](long long v) { return v > 0 && v <= 2147483647 ? "" : "must be in [1, 2147483647]"; });
   if (r.has("reference_params"))
     s.reference_params = r.integer("reference_params", 0, "parameters", "count in the reference implementation");
   else
@@ -75,7 +75,13 @@ OpGraph build_graph(const ModelSpec& spec, const GraphOptions& o) {
   OpGraph g;
   g.model_name = spec.name;
   ModelBuilder b(g, o.batch, o.precision);
-  spec.build(b, spec);
+  try {
+    spec.build(b, spec);
+  } catch (const InternalError& e) {
+    // A family's shape checks fire on parameters from the model file (an input too small
+    // for the strides, widths that do not divide): the file's error, not a bug.
+    throw UserError(spec.file + ": params: the model's layers do not fit its input: " + e.what());
+  }
   if (o.training) lower_to_training_step(g, o.training_options);
   count_all_work(g);
   return g;

@@ -1,11 +1,36 @@
 #!/usr/bin/env bash
 # Installs dependencies, builds, and runs every test group. The README's test command and
 # .ci/run both call exactly this script.
+#   1. Release build, every test (ctest)
+#   2. Sanitize build (ASan + UBSan, no CUDA, no bench) into build-asan/: unit and golden tests
+#   3. libFuzzer targets of every loader, briefly (scripts/run-fuzzers.sh)
+# XPUSIM_SKIP_SANITIZE=1 / XPUSIM_SKIP_FUZZ=1 skip steps 2 / 3 (local runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 bash scripts/build.sh
-cd build
-# Groups by label, fastest first, so a failure shows early; GPU tests skip themselves
-# (reported as skipped, never passed) where no CUDA device exists.
-ctest --output-on-failure -j "$(nproc)" --timeout 900
+(
+  cd build
+  # Groups by label, fastest first, so a failure shows early; GPU tests skip themselves
+  # (reported as skipped, never passed) where no CUDA device exists.
+  ctest --output-on-failure -j "$(nproc)" --timeout 900
+)
+if [[ "${XPUSIM_SKIP_SANITIZE:-0}" != "1" ]]; then
+  start=$(date +%s)
+  export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Sanitize -DXPUSIM_WITH_CUDA=OFF -DXPUSIM_BUILD_BENCH=OFF >/dev/null
+  cmake --build build-asan -j "$(nproc)" --target xpusim xpusim_unit_tests xpusim_cpu_tests xpusim_json_compare
+  # Findings fail the run: UBSan stops at the first report; LeakSanitizer is off because
+  # oneDNN and SystemC keep process-lifetime allocations by design.
+  (
+    cd build-asan
+    ASAN_OPTIONS="detect_leaks=0:abort_on_error=1" UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
+      ctest --output-on-failure -j "$(nproc)" --timeout 900 -L "unit|golden"
+  )
+  echo "run-tests: sanitizer build and tests took $(( $(date +%s) - start )) s"
+fi
+if [[ "${XPUSIM_SKIP_FUZZ:-0}" != "1" ]]; then
+  start=$(date +%s)
+  XPUSIM_FUZZ_SECONDS="${XPUSIM_FUZZ_SECONDS:-30}" bash scripts/run-fuzzers.sh
+  echo "run-tests: fuzzers took $(( $(date +%s) - start )) s"
+fi

@@ -1,5 +1,6 @@
 #include "validation/measure.hpp"
 
+#include <cerrno>
 #include <algorithm>
 #include <chrono>
 #include <ctime>
@@ -38,7 +39,16 @@ std::vector<MeasureCase> parse_measure_cases(const std::string& spec, const std:
     std::string b = item.substr(colon + 1);
     char* end = nullptr;
     c.batch = std::strtoll(b.c_str(), &end, 10);
-    if (b.empty() || *end != '\0' || c.batch <= 0) throw UserError(flag + ": batch must be a positive integer in '" + item + "'");
+    errno = 0;
+    c.batch = std::strtoll(b.c_str(), &end, 10);
+    if (b.empty() || *end != '\0' || errno == ERANGE || c.batch <= 0 || c.batch > 2147483647)
+      throw UserError(flag + ": batch must be an integer in [1, 2147483647] in '" + item + "'");
+    // An unknown model is a typo in the flag, not a row to skip after minutes of measuring.
+    try {
+      find_config_file("models", c.model, "model", "model");
+    } catch (const FieldError& e) {
+      throw UserError(flag + ": " + e.message());
+    }
     out.push_back(c);
     if (comma == std::string::npos) break;
     start = comma + 1;

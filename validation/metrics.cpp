@@ -52,6 +52,36 @@ std::string metric_names() {
   return s;
 }
 
+const std::vector<std::string>& metric_units(MetricKind k) {
+  static const std::vector<std::string> throughput{"samples/s", "images/s", "sequences/s", "examples/s"};
+  static const std::vector<std::string> seconds{"s", "seconds"};
+  static const std::vector<std::string> flag{"bool", "0/1"};
+  static const std::vector<std::string> ratio{"ratio", "x"};
+  static const std::vector<std::string> epochs{"epochs"};
+  static const std::vector<std::string> usd{"usd", "USD"};
+  static const std::vector<std::string> hours{"h", "hours"};
+  static const std::vector<std::string> minutes{"min", "minutes"};
+  static const std::vector<std::string> per_dollar{"(images/s)/(usd/h)", "(samples/s)/(usd/h)"};
+  switch (k) {
+    case MetricKind::train_throughput: return throughput;
+    case MetricKind::epoch_seconds_median_after_first:
+    case MetricKind::first_epoch_seconds: return seconds;
+    case MetricKind::oom: return flag;
+    case MetricKind::time_relative_to_k80:
+    case MetricKind::cost_relative_to_k80: return ratio;
+    case MetricKind::epochs_to_top1:
+    case MetricKind::epochs_to_top5: return epochs;
+    case MetricKind::cost_to_top1:
+    case MetricKind::cost_to_top5: return usd;
+    case MetricKind::hours_to_top1:
+    case MetricKind::hours_to_top5: return hours;
+    case MetricKind::minutes_to_top1:
+    case MetricKind::minutes_to_top5: return minutes;
+    case MetricKind::images_per_s_per_usd_per_h: return per_dollar;
+  }
+  return ratio;
+}
+
 bool is_top5(MetricKind k) {
   return k == MetricKind::epochs_to_top5 || k == MetricKind::cost_to_top5 || k == MetricKind::hours_to_top5 ||
          k == MetricKind::minutes_to_top5;

@@ -36,6 +36,10 @@ std::optional<Metric> parse_metric(const std::string& name);
 // Every metric name pattern, for messages and docs.
 std::string metric_names();
 
+// The units a row of this metric may give in its `unit` column (the first is the canonical
+// one). An empty unit column is allowed and means the canonical unit.
+const std::vector<std::string>& metric_units(MetricKind k);
+
 bool is_top5(MetricKind k);
 
 // Signed error in percent: 100 * (predicted - reference) / reference. Positive means the

@@ -8,8 +8,10 @@
 #include <ostream>
 #include <sstream>
 
+#include "common/checked_io.hpp"
 #include "common/error.hpp"
 #include "common/output.hpp"
+#include "common/spec_reader.hpp"
 
 namespace xpusim::validation {
 
@@ -124,6 +126,9 @@ std::optional<long long> parse_integer(const std::string& raw, const std::string
 }  // namespace
 
 std::vector<ReferenceRow> parse_reference_csv(const std::string& text, const std::string& file) {
+  // Every text field can reach JSON output, which must be UTF-8.
+  if (size_t bad = first_invalid_utf8(text); bad != std::string::npos)
+    throw UserError(file + ":" + std::to_string(line_of_offset(text, bad)) + ": not valid UTF-8");
   std::vector<CsvRecord> recs = parse_csv(text, file);
   if (recs.empty()) throw UserError(file + ":1: header: the file is empty (expected " +
                                     std::to_string(reference_columns().size()) + " columns: source,device,...)");
@@ -172,11 +177,13 @@ std::vector<ReferenceRow> parse_reference_csv(const std::string& text, const std
 }
 
 std::vector<ReferenceRow> read_reference_csv(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw FieldError("reference", "cannot read '" + path + "'");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_reference_csv(ss.str(), path);
+  std::string text;
+  try {
+    text = read_text_file(path);
+  } catch (const UserError& e) {
+    throw FieldError("reference", e.what());
+  }
+  return parse_reference_csv(text, path);
 }
 
 void write_reference_csv(std::ostream& os, const std::vector<ReferenceRow>& rows) {

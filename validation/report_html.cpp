@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/checked_io.hpp"
 #include "common/error.hpp"
 #include "validation/svg_plot.hpp"
 
@@ -148,11 +149,14 @@ void write_report(const ValidationResult& r, const std::string& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw FieldError("report", "cannot create directory '" + dir + "': " + ec.message());
-  std::ofstream html(fs::path(dir) / "index.html");
-  std::ofstream json(fs::path(dir) / "validation.json");
-  if (!html || !json) throw FieldError("report", "cannot write into '" + dir + "'");
-  html << report_html(r);
-  print_json(json, validation_json(r));
+  // Each file checked after writing and closing: a full disk is an error naming the file.
+  try {
+    write_file_checked((fs::path(dir) / "index.html").string(), [&](std::ostream& os) { os << report_html(r); });
+    write_file_checked((fs::path(dir) / "validation.json").string(),
+                       [&](std::ostream& os) { print_json(os, validation_json(r)); });
+  } catch (const UserError& e) {
+    throw FieldError("report", e.what());
+  }
 }
 
 }  // namespace xpusim::validation

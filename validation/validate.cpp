@@ -24,7 +24,8 @@ struct Skip {
 };
 
 bool config_exists(const std::string& kind, const std::string& name) {
-  return fs::exists(resolve_config(kind, name));
+  std::error_code ec;  // a name too long for the file system is simply not a config
+  return fs::exists(resolve_config(kind, name), ec);
 }
 
 std::optional<CpuBuild> build_from_framework(const std::string& fw) {
@@ -219,6 +220,18 @@ class RowEvaluator {
       if (ref != 0 && ref != 1) throw Skip{"oom: value must be 0 (fits) or 1 (out of memory)"};
     } else if (!(ref > 0)) {
       throw Skip{"value: must be > 0 for a relative error"};
+    } else if (ref > 1e15) {
+      // No metric comes near; such a value would only swamp the MAPE of its group.
+      throw Skip{"value: implausibly large (> 1e15)"};
+    }
+    // A value in another unit would be compared as if it were in the metric's.
+    if (!row.unit.empty()) {
+      const auto& units = metric_units(metric->kind);
+      if (std::find(units.begin(), units.end(), row.unit) == units.end()) {
+        std::string list;
+        for (const auto& u : units) list += (list.empty() ? "" : ", ") + u;
+        throw Skip{"unit: '" + row.unit + "' is not a unit of " + row.metric + " (one of: " + list + ")"};
+      }
     }
     check_identity(row);
 

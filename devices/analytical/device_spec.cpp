@@ -1,10 +1,12 @@
 #include "devices/analytical/device_spec.hpp"
 
+#include <cmath>
 #include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <set>
 
+#include "common/checked_io.hpp"
 #include "common/error.hpp"
 #include "common/spec_reader.hpp"
 #include "devices/analytical/host_detect.hpp"
@@ -49,10 +51,42 @@ bool DeviceSpec::supports(Precision p) const {
   return std::find(precisions.begin(), precisions.end(), precision_name(p)) != precisions.end();
 }
 
+namespace {
+DeviceSpec parse_device_spec(const YAML::Node& root, const std::string& path);
+}  // namespace
+
 DeviceSpec load_device_spec(const std::string& name_or_path, const std::vector<std::string>& overrides) {
   const std::string path = device_path(name_or_path);
   YAML::Node root = load_config_yaml(path);
+  if (overrides.empty()) return parse_device_spec(root, path);
   apply_overrides(root, overrides);
+  try {
+    return parse_device_spec(root, path);
+  } catch (const FieldError&) {
+    throw;
+  } catch (const UserError& e) {
+    // Find the culprit only on failure (calibration parses with overrides thousands of times):
+    // an error of the file alone names file:line; one from an override names that --set, not
+    // a line of the unedited file.
+    parse_device_spec(load_config_yaml(path), path);
+    for (const auto& o : overrides) {
+      YAML::Node n = load_config_yaml(path);
+      apply_overrides(n, {o});
+      try {
+        parse_device_spec(n, path);
+      } catch (const FieldError&) {
+        throw;
+      } catch (const UserError& e1) {
+        throw FieldError("set", o + ": " + without_file_location(e1.what(), path));
+      }
+    }
+    throw FieldError("set", without_file_location(e.what(), path));
+  }
+}
+
+namespace {
+
+DeviceSpec parse_device_spec(const YAML::Node& root, const std::string& path) {
   SpecReader r(root, path);
   DeviceSpec d;
   d.file = path;
@@ -95,7 +129,10 @@ DeviceSpec load_device_spec(const std::string& name_or_path, const std::vector<s
   d.winograd_speedup = num("winograd_speedup", 1.0, "x", "3x3 stride-1 convs off tensor cores (Winograd)",
                            [](double v) { return v >= 1 && v <= 4 ? "" : "must be in [1, 4]"; });
   d.gemm_half_dim = num("gemm_half_dim", 0, "elements", "GEMM dimension at which tiles run half full (0 = off)", non_negative);
-  d.gemm_tile_n = num("gemm_tile_n", 0, "channels", "output-channel width of a GEMM/conv kernel tile; a partial last tile still costs a whole one (0 = off)", non_negative);
+  d.gemm_tile_n = num("gemm_tile_n", 0, "channels", "output-channel width of a GEMM/conv kernel tile; a partial last tile still costs a whole one (0 = off: no tile rounding)",
+                      [](double v) {
+                        return v == 0 || (v >= 1 && v <= 65536 && v == std::floor(v)) ? "" : "must be 0 (off) or a whole number in [1, 65536]";
+                      });
   d.reserved_bytes = static_cast<int64_t>(num("reserved_gb", 0, "GB", "runtime context + allocator slack", non_negative) * 1e9);
   d.workspace_fraction = num("workspace_fraction", 0.0, "fraction", "conv workspace vs the largest activation", non_negative);
   if (d.kind == DeviceKind::gpu) {
@@ -157,5 +194,7 @@ DeviceSpec load_device_spec(const std::string& name_or_path, const std::vector<s
   r.finish();
   return d;
 }
+
+}  // namespace
 
 }  // namespace xpusim::analytical

@@ -57,6 +57,10 @@ void AnalyticalEngine::check_placement(ResolvedPlacement& p) const {
 
 StepReport AnalyticalEngine::run_step(const StepRequest& req) {
   if (!req.graph) throw InternalError("analytical: StepRequest without a graph");
+  // The roofline model has no op timeline: a trace request must fail, not be ignored.
+  if (!req.trace_path.empty())
+    throw FieldError("trace", "the analytical engine predicts whole-op times without a timeline; traces come from "
+                              "the tpu_systemc engine (a TPU device)");
   const OpGraph& g = *req.graph;
   const DeviceSpec& d = req.placement.device_as<DeviceSpec>();
   const SystemSpec& sys = *req.placement.system;

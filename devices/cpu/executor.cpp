@@ -8,6 +8,8 @@
 #include <cstring>
 #include <random>
 
+#include <unistd.h>
+
 #include "common/error.hpp"
 #include "devices/cpu/memory_plan.hpp"
 #include "devices/cpu/runner.hpp"
@@ -114,6 +116,8 @@ const char* cpu_isa_name() {
 
 Executor::Executor(const OpGraph& g, const ExecOptions& opts) : g_(g) {
   if (!g.is_training_step) throw InternalError("cpu executor needs a lowered training step");
+  if (opts.threads < 0 || opts.threads > kMaxThreads)
+    throw FieldError("threads", "must be in [0, " + std::to_string(kMaxThreads) + "], got " + std::to_string(opts.threads));
   threads_ = opts.threads > 0 ? opts.threads : omp_get_num_procs();
   // oneDNN (built on OpenMP in Debian) and our own loops share this setting.
   omp_set_num_threads(threads_);
@@ -126,6 +130,17 @@ Executor::Executor(const OpGraph& g, const ExecOptions& opts) : g_(g) {
     floats[static_cast<size_t>(t)] = r_->bf16_stored(t) ? (n + 1) / 2 : n;
   }
   MemoryPlan plan = plan_memory(g, opts.plan_memory, floats);
+  // Linux overcommits: a batch far beyond RAM would "allocate" and then be killed while
+  // zeroing. Refuse up front what cannot fit in physical memory.
+  {
+    long double need = 0;
+    for (int64_t floats : plan.block_floats) need += static_cast<long double>(floats) * sizeof(float);
+    const long double have = static_cast<long double>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
+    if (have > 0 && need > have)
+      throw UnavailableError("cpu: the step needs " + std::to_string(static_cast<double>(need) / 1e9) +
+                             " GB of buffers, more than this machine's " + std::to_string(static_cast<double>(have) / 1e9) +
+                             " GB of memory (lower the batch)");
+  }
   for (int64_t floats : plan.block_floats) {
     size_t bytes = (static_cast<size_t>(floats) * sizeof(float) + 63) / 64 * 64;
     float* p = static_cast<float*>(std::aligned_alloc(64, bytes));

@@ -25,6 +25,10 @@ const char* cpu_isa_name();
 // auto picks native where the CPU has it.
 enum class Bf16Path { automatic, native, emulated };
 
+// More OpenMP threads than this is a typo, not a machine: libgomp crashes creating 100000
+// threads. 1024 is above the hardware threads of any current two-socket server.
+constexpr int kMaxThreads = 1024;
+
 struct ExecOptions {
   uint64_t seed = 1;
   int threads = 0;          // 0 = all cores (omp_get_num_procs)

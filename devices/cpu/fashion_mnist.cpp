@@ -11,7 +11,12 @@ namespace xpusim::cpu {
 namespace {
 
 std::vector<uint8_t> gunzip(const std::string& path) {
-  if (!std::filesystem::exists(path))
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw UserError(path + ": is a directory, expected a .gz file");
+  const bool exists = std::filesystem::exists(path, ec);
+  // ENOENT is "not installed"; anything else (a name too long, no permission) is the path's fault.
+  if (ec && ec != std::errc::no_such_file_or_directory) throw UserError(path + ": " + ec.message());
+  if (!exists)
     throw UnavailableError(path +
                            ": Fashion-MNIST not found; install the Debian package dataset-fashion-mnist "
                            "(sudo apt-get install dataset-fashion-mnist) or pass --data-dir");

@@ -2,10 +2,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <numeric>
 #include <random>
+#include <sstream>
 
 #include "common/error.hpp"
 #include "common/progress.hpp"
@@ -80,7 +84,7 @@ TrainResult train_fashion_mnist(const TrainOptions& o) {
   if (!(o.target_accuracy > 0 && o.target_accuracy <= 1)) throw FieldError("target_accuracy", "must be in (0, 1]");
   if (o.epochs_max <= 0) throw FieldError("epochs_max", "must be > 0");
   if (o.batch <= 0) throw FieldError("batch", "must be > 0");
-  if (o.lr < 0) throw FieldError("lr", "must be > 0");
+  if (!(o.lr >= 0 && std::isfinite(o.lr))) throw FieldError("lr", "must be a finite number > 0");
   if (o.train_limit < 0) throw FieldError("train_limit", "must be >= 0");
   if (o.test_limit < 0) throw FieldError("test_limit", "must be >= 0");
   if (o.threads < 0) throw FieldError("threads", "must be >= 0");
@@ -96,11 +100,23 @@ TrainResult train_fashion_mnist(const TrainOptions& o) {
   std::string opt = o.optimizer.empty() ? spec.optimizer : o.optimizer;
   if (!parse_optimizer(opt, go.training_options.optimizer))
     throw FieldError("optimizer", "unknown optimizer '" + opt + "' (sgd_momentum|adam)");
+  // An existing log is someone's earlier run: never truncate it unless asked to.
   std::ofstream log;
   if (!o.log_path.empty()) {
-    log.open(o.log_path);
-    if (!log) throw FieldError("log", "cannot write " + o.log_path);
+    std::error_code ec;
+    if (std::filesystem::is_directory(o.log_path, ec)) throw FieldError("log", o.log_path + ": is a directory");
+    const bool is_regular = std::filesystem::is_regular_file(o.log_path, ec);
+    if (is_regular && std::filesystem::file_size(o.log_path, ec) > 0 && !o.overwrite_log)
+      throw FieldError("log", o.log_path + ": exists and is not empty (give another path, or allow overwriting it)");
+    log.open(o.log_path, std::ios::trunc);
+    if (!log) throw FieldError("log", o.log_path + ": cannot write file: " + std::strerror(errno));
   }
+  // Every line is flushed and checked: a full disk fails the run, naming the log.
+  auto log_line = [&](const std::string& line) {
+    if (o.log_path.empty()) return;
+    log << line << '\n' << std::flush;
+    if (!log) throw FieldError("log", o.log_path + ": write failed (disk full?)");
+  };
   FashionMnist data = load_fashion_mnist(o.data_dir.empty() ? kFashionMnistDir : o.data_dir);
   OpGraph g = build_graph(spec, go);
 
@@ -142,7 +158,7 @@ TrainResult train_fashion_mnist(const TrainOptions& o) {
   res.train_images = n_train;
   const int64_t n_test = o.test_limit > 0 ? std::min(o.test_limit, data.test.count) : data.test.count;
   res.test_images = n_test;
-  if (log) log << "epoch\tseconds\ttrain_loss\ttest_accuracy\n";
+  log_line("epoch\tseconds\ttrain_loss\ttest_accuracy");
 
   const int64_t steps = n_train / o.batch;  // the last partial batch is dropped
   std::vector<int64_t> order(static_cast<size_t>(n_train));
@@ -154,6 +170,12 @@ TrainResult train_fashion_mnist(const TrainOptions& o) {
     std::shuffle(order.begin(), order.end(), rng);
     double loss_sum = 0;
     for (int64_t s = 0; s < steps; ++s) {
+      if (o.stop && o.stop->load()) {
+        res.interrupted = true;
+        res.stopped_epoch = epoch;
+        res.stopped_step = s;
+        break;
+      }
       load_batch(ex, feed, train, order, s * o.batch, o.batch, mean, inv_std);
       ex.step();
       const float l = ex.loss();
@@ -163,13 +185,18 @@ TrainResult train_fashion_mnist(const TrainOptions& o) {
       loss_sum += l;
       bar.update(static_cast<long long>((epoch - 1) * steps + s + 1), "epoch " + std::to_string(epoch));
     }
+    if (res.interrupted) break;
     EpochRecord r;
     r.epoch = epoch;
     r.train_loss = loss_sum / static_cast<double>(steps);
     r.test_accuracy = test_accuracy(ex, feed, data.test, n_test, o.batch, mean, inv_std);
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     res.epochs.push_back(r);
-    if (log) log << r.epoch << '\t' << r.seconds << '\t' << r.train_loss << '\t' << r.test_accuracy << '\n' << std::flush;
+    {
+      std::ostringstream line;
+      line << r.epoch << '\t' << r.seconds << '\t' << r.train_loss << '\t' << r.test_accuracy;
+      log_line(line.str());
+    }
     if (r.test_accuracy >= o.target_accuracy) {
       res.reached_target = true;
       res.epochs_to_target = epoch;
@@ -177,8 +204,8 @@ TrainResult train_fashion_mnist(const TrainOptions& o) {
       break;
     }
   }
-  bar.finish(res.reached_target ? "target reached" : "target not reached");
-  res.seconds_per_epoch = res.epochs.back().seconds / static_cast<double>(res.epochs.size());
+  bar.finish(res.interrupted ? "interrupted" : res.reached_target ? "target reached" : "target not reached");
+  if (!res.epochs.empty()) res.seconds_per_epoch = res.epochs.back().seconds / static_cast<double>(res.epochs.size());
   res.peak_rss_bytes = peak_rss_bytes();
   return res;
 }

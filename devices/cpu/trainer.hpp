@@ -2,6 +2,7 @@
 // accuracy after every epoch, a DAWNBench-style TSV log and the measured time to a target
 // test accuracy. Used by `xpusim train` and by the cpu_train test.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -26,7 +27,11 @@ struct TrainOptions {
   int64_t train_limit = 0;         // use only the first N training images (0 = all)
   int64_t test_limit = 0;          // evaluate on the first N test images (0 = all 10,000)
   std::string log_path;            // TSV log; empty = none
+  bool overwrite_log = false;      // replace an existing non-empty log (else it is an error)
   bool progress = true;
+  // Set asynchronously (SIGINT/SIGTERM) to stop after the current step: the result then
+  // holds the finished epochs and `interrupted`, and the log keeps them.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 struct EpochRecord {
@@ -52,6 +57,9 @@ struct TrainResult {
   double time_to_target_s = 0;     // 0 when not reached
   double seconds_per_epoch = 0;    // mean training+evaluation time of one epoch
   int64_t peak_rss_bytes = 0;
+  bool interrupted = false;        // stopped by TrainOptions::stop
+  int stopped_epoch = 0;           // the epoch that was running when stopped
+  int64_t stopped_step = 0;        // steps of that epoch already done
 };
 
 // Throws UserError for bad options (naming the flag) and when the loss becomes NaN/Inf

@@ -14,6 +14,10 @@ ModelBuildFn parse_ncf(SpecReader& p);
 ModelBuildFn parse_word2vec(SpecReader& p);
 ModelBuildFn parse_gnmt(SpecReader& p);
 
+// Largest layer size (channels, units, kernel, vocabulary) a model file may give: the
+// builder works in int, and OpGraph::add_tensor bounds the products.
+constexpr long long kMaxLayerSize = 2147483647;
+
 // Shared input helper: image input + labels, or token ids + labels.
 struct Inputs {
   int x = -1;

@@ -97,14 +97,19 @@ ModelBuildFn parse_resnet(SpecReader& r) {
   p.bottleneck = r.flag("bottleneck", true, "bottleneck (1x1-3x3-1x1, x4) blocks; false = basic blocks");
   p.cifar_stem = r.flag("cifar_stem", false, "3x3 stride-1 stem without max-pool (32 px inputs)");
   if (p.blocks.empty()) r.fail("blocks", "needs at least one stage");
+  for (long long n : p.blocks)
+    if (n < 1 || n > 10000) r.fail("blocks", "each stage needs 1 to 10000 blocks, got " + std::to_string(n));
   return [p](ModelBuilder& b, const ModelSpec& s) { build_resnet(b, s, p); };
 }
 
 ModelBuildFn parse_wide_resnet(SpecReader& r) {
   WrnParams p;
   p.depth = r.integer("depth", 28, "layers", "depth; (depth - 4) must be divisible by 6",
-                      [](long long d) { return (d - 4) % 6 == 0 && d > 4 ? "" : "(depth - 4) must be a positive multiple of 6"; });
-  p.widen = r.integer("widen", 10, "x", "widening factor k", [](long long v) { return v > 0 ? "" : "must be > 0"; });
+                      [](long long d) {
+                        return (d - 4) % 6 == 0 && d > 4 && d <= 10000 ? "" : "(depth - 4) must be a positive multiple of 6, depth <= 10000";
+                      });
+  p.widen = r.integer("widen", 10, "x", "widening factor k",
+                      [](long long v) { return v > 0 && v <= 1024 ? "" : "must be in [1, 1024]"; });
   p.dropout = r.number("dropout", 0.0, "fraction", "dropout between the convs of a block",
                        [](double v) { return v >= 0 && v < 1 ? "" : "must be in [0, 1)"; });
   return [p](ModelBuilder& b, const ModelSpec& s) { build_wrn(b, s, p); };

@@ -53,17 +53,22 @@ struct Layer {
   double rate = 0;
   bool return_sequences = false, bidirectional = false;
   std::string name;
+  std::string type_name;
+  std::string where;  // "file:line: params.layers[i]" for errors found while building
 };
 
 Layer parse_layer(const YAML::Node& node, const std::string& file, size_t index) {
   SpecReader r(node, file, "params.layers[" + std::to_string(index) + "]");
-  auto positive = [](long long v) { return v > 0 ? "" : "must be > 0"; };
+  // The builder takes int sizes: bound them so nothing is truncated on the way.
+  auto positive = [](long long v) { return v > 0 && v <= kMaxLayerSize ? "" : "must be in [1, 2147483647]"; };
   Layer l;
+  l.where = yaml_location(file, node) + ": params.layers[" + std::to_string(index) + "]";
   std::vector<std::string> names;
   for (const auto& [t, n] : kLayerTypes) names.push_back(n);
   const std::string type = r.text("type", std::nullopt, "layer type", names);
   for (const auto& [t, n] : kLayerTypes)
     if (type == n) l.type = t;
+  l.type_name = type;
   l.name = r.text("name", type + std::to_string(index), "op name prefix");
   const std::vector<std::string> acts{"linear", "relu", "sigmoid", "tanh", "softmax"};
   switch (l.type) {
@@ -78,10 +83,13 @@ Layer parse_layer(const YAML::Node& node, const std::string& file, size_t index)
         l.pad = 0;
       else {
         try {
-          l.pad = std::stoll(pad);
+          size_t used = 0;
+          l.pad = std::stoll(pad, &used);
+          if (used != pad.size()) throw std::invalid_argument(pad);
         } catch (...) {
           r.fail("padding", "expected same, valid or a number");
         }
+        if (l.pad < 0 || l.pad > kMaxLayerSize) r.fail("padding", "must be in [0, 2147483647]");
       }
       l.bias = r.flag("bias", true, "add a bias");
       l.activation = r.text("activation", std::string("linear"), "activation after the layer", acts);
@@ -91,7 +99,8 @@ Layer parse_layer(const YAML::Node& node, const std::string& file, size_t index)
     case LayerType::avg_pool:
       l.size = r.integer("size", 2, "px", "window", positive);
       l.stride = r.integer("stride", l.size, "px", "stride (default: size)", positive);
-      l.pad = r.integer("padding", 0, "px", "padding");
+      l.pad = r.integer("padding", 0, "px", "padding",
+                        [](long long v) { return v >= 0 && v <= kMaxLayerSize ? "" : "must be in [0, 2147483647]"; });
       break;
     case LayerType::dropout:
       l.rate = r.number("rate", std::nullopt, "fraction", "drop probability",
@@ -155,6 +164,9 @@ ModelBuildFn parse_sequential(SpecReader& r) {
       const Layer& l = parsed[i];
       const bool last = i + 1 == parsed.size();
       const std::string& n = l.name;
+      // A layer whose shape cannot follow the previous one is an error in this file: name
+      // the layer's line (the builder knows only op names).
+      try {
       switch (l.type) {
         case LayerType::conv2d:
           x = b.conv(x, static_cast<int>(l.filters), static_cast<int>(l.kernel), static_cast<int>(l.stride),
@@ -204,6 +216,11 @@ ModelBuildFn parse_sequential(SpecReader& r) {
             x = b.lstm(x, l.units, l.return_sequences, false, n);
           }
           break;
+      }
+      } catch (const FieldError&) {
+        throw;
+      } catch (const std::exception& e) {
+        throw UserError(l.where + " (" + l.type_name + "): " + e.what());
       }
     }
     if (b.shape(x).back() != s.classes)

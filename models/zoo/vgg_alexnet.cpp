@@ -24,7 +24,10 @@ ModelBuildFn parse_vgg(SpecReader& r) {
   auto plan = r.integers("layers", std::vector<long long>{64, 64, 0, 128, 128, 0, 256, 256, 256, 0, 512, 512, 512, 0,
                                                            512, 512, 512, 0},
                          "channels", "conv widths in order, 0 = 2x2 max-pool (default: VGG-16 'D')");
-  double dropout = r.number("dropout", 0.5, "fraction", "dropout in the classifier");
+  for (long long c : plan)
+    if (c < 0 || c > kMaxLayerSize) r.fail("layers", "widths must be in [0, 2147483647], got " + std::to_string(c));
+  double dropout = r.number("dropout", 0.5, "fraction", "dropout in the classifier",
+                            [](double v) { return v >= 0 && v < 1 ? "" : "must be in [0, 1)"; });
   return [plan, dropout](ModelBuilder& b, const ModelSpec& s) {
     Inputs in = image_inputs(b, s);
     int x = in.x;

@@ -7,7 +7,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/checked_io.hpp"
 #include "common/error.hpp"
+#include "common/spec_reader.hpp"
 
 namespace xpusim::tpu {
 
@@ -31,8 +33,17 @@ std::string trim(const std::string& s) {
 }  // namespace
 
 std::vector<TopologyLayer> read_topology_csv(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw FieldError("topology", "cannot open '" + path + "'");
+  std::string text;
+  try {
+    text = read_text_file(path);
+  } catch (const UserError& e) {
+    throw FieldError("topology", e.what());
+  }
+  // Spreadsheets save CSV with a byte-order mark; layer names reach JSON, so UTF-8 only.
+  strip_utf8_bom(text);
+  if (size_t bad = first_invalid_utf8(text); bad != std::string::npos)
+    throw UserError(path + ":" + std::to_string(line_of_offset(text, bad)) + ": not valid UTF-8");
+  std::istringstream in(text);
   std::vector<TopologyLayer> layers;
   std::string line;
   int lineno = 0;
@@ -64,6 +75,9 @@ std::vector<TopologyLayer> read_topology_csv(const std::string& path) {
       }
       if (used != f[static_cast<size_t>(i)].size() || used == 0 || x <= 0)
         throw UserError(where + names[i] + ": expected a positive integer, got '" + f[static_cast<size_t>(i)] + "'");
+      if (x > kMaxTopologyValue)
+        throw UserError(where + names[i] + ": " + f[static_cast<size_t>(i)] + " is larger than " +
+                        std::to_string(kMaxTopologyValue));
       v[i] = x;
     }
     TopologyLayer l{f[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]};
@@ -76,10 +90,16 @@ std::vector<TopologyLayer> read_topology_csv(const std::string& path) {
 }
 
 LayerCycles scalesim_layer(const TopologyLayer& l, int64_t rows, int64_t cols, Dataflow df) {
-  auto cdiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
-  int64_t oh = cdiv(l.ifmap_h - l.filter_h + l.stride, l.stride);
-  int64_t ow = cdiv(l.ifmap_w - l.filter_w + l.stride, l.stride);
-  int64_t np = oh * ow, kw = l.filter_h * l.filter_w * l.channels, m = l.filters;
+  if (rows <= 0 || cols <= 0 || rows > kMaxArrayDim || cols > kMaxArrayDim)
+    throw FieldError("array", "rows and columns must be in [1, " + std::to_string(kMaxArrayDim) + "]");
+  // Every product below is checked: a huge layer or array is an error, never wrapped cycles.
+  const std::string what = "layer '" + l.name + "'";
+  auto mul = [&](int64_t a, int64_t b) { return checked_mul(a, b, what); };
+  auto add = [&](int64_t a, int64_t b) { return checked_add(a, b, what); };
+  auto cdiv = [&](int64_t a, int64_t b) { return add(a, b - 1) / b; };
+  int64_t oh = cdiv(add(l.ifmap_h - l.filter_h, l.stride), l.stride);
+  int64_t ow = cdiv(add(l.ifmap_w - l.filter_w, l.stride), l.stride);
+  int64_t np = mul(oh, ow), kw = mul(mul(l.filter_h, l.filter_w), l.channels), m = l.filters;
   LayerCycles r;
   r.name = l.name;
   int64_t per_fold = 0;
@@ -88,9 +108,9 @@ LayerCycles scalesim_layer(const TopologyLayer& l, int64_t rows, int64_t cols, D
     case Dataflow::os: r.sr = np; r.sc = m; r.t = kw; break;
     case Dataflow::is: r.sr = kw; r.sc = np; r.t = m; break;
   }
-  per_fold = (df == Dataflow::os ? rows : 2 * rows) + cols + r.t - 2;
-  r.folds = cdiv(r.sr, rows) * cdiv(r.sc, cols);
-  r.cycles = r.folds * per_fold - 1;
+  per_fold = add(add(df == Dataflow::os ? rows : 2 * rows, cols), r.t - 2);
+  r.folds = mul(cdiv(r.sr, rows), cdiv(r.sc, cols));
+  r.cycles = mul(r.folds, per_fold) - 1;
   r.macs = static_cast<double>(np) * kw * m;
   r.utilization = r.macs / (static_cast<double>(rows) * cols * r.cycles);
   return r;

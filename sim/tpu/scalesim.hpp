@@ -14,6 +14,11 @@ namespace xpusim::tpu {
 enum class Dataflow { ws, os, is };
 bool parse_dataflow(const std::string& s, Dataflow& out);
 
+// Bounds of the inputs (a typo, not a layer, beyond them): each topology value and each
+// array dimension. Cycle counts are computed with checked arithmetic on top.
+constexpr int64_t kMaxTopologyValue = int64_t{1} << 24;
+constexpr int64_t kMaxArrayDim = int64_t{1} << 16;
+
 struct TopologyLayer {
   std::string name;
   int64_t ifmap_h = 0, ifmap_w = 0, filter_h = 0, filter_w = 0, channels = 0, filters = 0, stride = 1;

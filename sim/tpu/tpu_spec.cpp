@@ -24,7 +24,10 @@ TpuSpec parse(const YAML::Node& root, const std::string& path) {
   r.text("engine", std::nullopt, "engine that simulates this device", {"tpu_systemc"});
   s.description = r.text("description", std::string(""), "one line");
   s.default_system = r.text("default_system", std::nullopt, "system used when --system is not given");
-  s.clock_mhz = r.number("clock_mhz", std::nullopt, "MHz", "TensorCore clock", positive_d);
+  // Bounded: the simulator counts time in integer cycles, and a clock of 1e-20 MHz made the
+  // step *faster* (wrapped cycle counts). 1 MHz .. 100 GHz covers any real chip.
+  s.clock_mhz = r.number("clock_mhz", std::nullopt, "MHz", "TensorCore clock (1 to 100000)",
+                         [](double v) { return v >= 1 && v <= 1e5 ? "" : "must be in [1, 100000] MHz"; });
   s.mxu_count = static_cast<int>(r.integer("mxu_count", std::nullopt, "units", "matrix units per core", positive_i));
   auto array_dim = [](long long v) { return v >= 2 && v <= 4096 ? "" : "must be in [2, 4096]"; };
   s.mxu_rows = static_cast<int>(r.integer("mxu_rows", std::nullopt, "PEs", "systolic array rows (contraction)", array_dim));

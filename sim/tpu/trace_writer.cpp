@@ -6,6 +6,7 @@
 
 #include <fstream>
 
+#include "common/checked_io.hpp"
 #include "common/error.hpp"
 
 namespace xpusim::tpu {
@@ -20,9 +21,12 @@ void write_trace(const std::string& path, const Program& p, const SimResult& r) 
     ev.push_back({{"name", op.name}, {"cat", op.kind}, {"ph", "X"}, {"pid", 0},
                   {"tid", static_cast<int>(e.unit)}, {"ts", e.start_s * 1e6}, {"dur", (e.end_s - e.start_s) * 1e6}});
   }
-  std::ofstream out(path);
-  if (!out) throw FieldError("trace", "cannot write '" + path + "'");
-  out << nlohmann::json{{"traceEvents", ev}, {"displayTimeUnit", "ns"}}.dump() << "\n";
+  const nlohmann::json doc{{"traceEvents", ev}, {"displayTimeUnit", "ns"}};
+  try {
+    write_file_checked(path, [&](std::ostream& out) { out << doc.dump() << "\n"; });
+  } catch (const UserError& e) {
+    throw FieldError("trace", e.what());
+  }
 }
 
 }  // namespace xpusim::tpu

@@ -157,7 +157,7 @@ TEST_CASE("validate: every skipped row keeps its reason", "[validation][run]") {
       "s,fake_gpu,1,,tf,mnist_mlp,mnist,128,fp32,synthetic,train_throughput,,images/s,\n"
       "s,fake_gpu,1,,tf,no_such_model,mnist,128,fp32,synthetic,train_throughput,1000,images/s,\n"
       "s,fake_gpu,1,,tf,mnist_mlp,mnist,128,fp32,synthetic,cost_to_top1_0.75,10,usd,\n"
-      "s,fake_gpu,1,,tf,mnist_mlp,mnist,128,fp32,synthetic,images_per_s_per_usd_per_h,10,x,\n"
+      "s,fake_gpu,1,,tf,mnist_mlp,mnist,128,fp32,synthetic,images_per_s_per_usd_per_h,10,(images/s)/(usd/h),\n"
       "s,broken,1,,tf,mnist_mlp,mnist,128,fp32,synthetic,train_throughput,1000,images/s,\n"
       "s,fake_gpu,,,tf,mnist_mlp,mnist,128,fp32,synthetic,train_throughput,1000,images/s,\n"
       "s,fake_gpu,1,,tf,mnist_mlp,mnist,128,fp7,synthetic,train_throughput,1000,images/s,\n"
@@ -222,7 +222,7 @@ TEST_CASE("validate: cost metrics go through the cost model", "[validation][run]
       "s,fake_gpu,4,,tf,mnist_mlp,mnist,128,fp32,synthetic,cost_to_top1_0.75,1,usd,\n"
       "s,fake_gpu,4,,tf,mnist_mlp,mnist,128,fp32,synthetic,hours_to_top5_0.9,1,h,\n"
       "s,fake_gpu,4,,tf,mnist_mlp,mnist,128,fp32,synthetic,minutes_to_top1_0.75,1,min,\n"
-      "s,fake_gpu,4,,tf,mnist_mlp,mnist,128,fp32,synthetic,images_per_s_per_usd_per_h,1,x,\n"
+      "s,fake_gpu,4,,tf,mnist_mlp,mnist,128,fp32,synthetic,images_per_s_per_usd_per_h,1,(images/s)/(usd/h),\n"
       "s,fake_gpu,4,,tf,mnist_mlp,mnist,128,fp32,synthetic,epochs_to_top1_0.75,40,epochs,\n"
       "s,fake_gpu,4,,tf,mnist_mlp,mnist,128,fp32,synthetic,time_relative_to_k80,1,x,\n"
       "s,fake_gpu,4,,tf,mnist_mlp,mnist,128,fp32,synthetic,cost_relative_to_k80,1,x,\n"
@@ -269,8 +269,8 @@ TEST_CASE("validate: calibration overrides reach the engine", "[validation][run]
   ValidateOptions o;
   o.predict = fake_predict;
   o.overrides["fake_gpu"] = {"compute_efficiency=0.25"};
-  auto rows = parse_reference_csv(kHeader + "s,fake_gpu,1,,tf,mnist_mlp,mnist,128,fp32,synthetic,train_throughput,1,x,\n"
-                                            "s,fake_tpu,1,,tf,mnist_mlp,mnist,128,fp32,synthetic,train_throughput,1,x,\n",
+  auto rows = parse_reference_csv(kHeader + "s,fake_gpu,1,,tf,mnist_mlp,mnist,128,fp32,synthetic,train_throughput,1,samples/s,\n"
+                                            "s,fake_tpu,1,,tf,mnist_mlp,mnist,128,fp32,synthetic,train_throughput,1,samples/s,\n",
                                   "t.csv");
   auto r = validate_rows(rows, o);
   CHECK(*r.rows[0].predicted == Approx(fake_throughput("mnist_mlp", 128, 1, 10, 0.25, 0.002)));
@@ -368,4 +368,24 @@ TEST_CASE("validate: golden run matches expected JSON and is deterministic", "[v
   CHECK(html.find("<svg") != std::string::npos);
   CHECK(html.find("Skipped rows") != std::string::npos);
   CHECK(html == report_html(r2));
+}
+
+// Issue 16: a reference value of 1e308 used to turn the whole summary's MAPE into null, and
+// the unit column was never read.
+TEST_CASE("validate: absurd values and wrong units are skipped with a reason, the MAPE survives",
+          "[validation][run][reliability]") {
+  test::FakeConfigDir cfg;
+  auto r = run(
+      "s,fake_gpu,1,,tf,mnist_mlp,mnist,128,fp32,synthetic,train_throughput,1000,samples/s,\n"
+      "s,fake_gpu,1,,tf,mnist_mlp,mnist,128,fp32,synthetic,train_throughput,1e308,samples/s,\n"
+      "s,fake_gpu,1,,tf,mnist_mlp,mnist,128,fp32,synthetic,train_throughput,1000,s,\n"
+      "s,fake_gpu,1,,tf,mnist_mlp,mnist,128,fp32,synthetic,train_throughput,1000,,\n");
+  CHECK(at_line(r, 2).used);
+  CHECK_FALSE(at_line(r, 3).used);
+  CHECK(at_line(r, 3).reason == "value: implausibly large (> 1e15)");
+  CHECK_FALSE(at_line(r, 4).used);
+  CHECK(at_line(r, 4).reason.rfind("unit: 's' is not a unit of train_throughput", 0) == 0);
+  CHECK(at_line(r, 5).used);  // an empty unit means the metric's own
+  REQUIRE(r.mape_pct.has_value());
+  CHECK(std::isfinite(*r.mape_pct));
 }

@@ -1,0 +1,80 @@
+// libFuzzer targets for every input loader (issue 16): each input must end in a clean
+// UserError / UnavailableError or a valid result; any other exception, crash, sanitizer
+// report or hang is a finding. One source, one executable per loader: XPUSIM_FUZZ_TARGET
+// names which loader this build feeds (see tests/fuzz/CMakeLists.txt).
+//   YAML loaders get the input as a file (the real path through load_config_yaml, cache
+//   included); CSV parsers get it as text or as a file, as the CLI does.
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "common/config_paths.hpp"
+#include "common/error.hpp"
+#include "costmodel/study.hpp"
+#include "devices/analytical/device_spec.hpp"
+#include "engine/platform_spec.hpp"
+#include "models/zoo.hpp"
+#include "sim/tpu/scalesim.hpp"
+#include "sim/tpu/tpu_spec.hpp"
+#include "validation/reference_csv.hpp"
+
+namespace {
+
+std::string scratch_path(const char* ext) {
+  const char* dir = std::getenv("TMPDIR");
+  return std::string(dir && *dir ? dir : "/tmp") + "/xpusim_fuzz_" + std::to_string(getpid()) + ext;
+}
+
+std::string write_input(const uint8_t* data, size_t size, const char* ext) {
+  std::string path = scratch_path(ext);
+  std::ofstream(path, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char*>(data),
+                                                                 static_cast<std::streamsize>(size));
+  xpusim::reset_config_file_loads();  // never serve the previous input from the cache
+  return path;
+}
+
+void run(const uint8_t* data, size_t size) {
+  using namespace xpusim;
+#if XPUSIM_FUZZ_TARGET == 1  // model YAML: load, then build the graph at batch 1 and 2
+  ModelSpec s = load_model_spec(write_input(data, size, ".yaml"));
+  GraphOptions o;
+  o.batch = 2;
+  build_graph(s, o);
+#elif XPUSIM_FUZZ_TARGET == 2  // device YAML: analytical devices and TPU devices
+  std::string path = write_input(data, size, ".yaml");
+  try {
+    analytical::load_device_spec(path);
+  } catch (const UserError&) {
+  }
+  tpu::load_tpu_spec(path);
+#elif XPUSIM_FUZZ_TARGET == 3  // system YAML
+  load_system_spec(write_input(data, size, ".yaml"));
+#elif XPUSIM_FUZZ_TARGET == 4  // study YAML
+  cost::load_study(write_input(data, size, ".yaml"));
+#elif XPUSIM_FUZZ_TARGET == 5  // reference CSV
+  validation::parse_reference_csv(std::string(reinterpret_cast<const char*>(data), size), "fuzz.csv");
+#elif XPUSIM_FUZZ_TARGET == 6  // SCALE-Sim topology CSV, then cycles on a 128x128 array
+  for (const auto& l : tpu::read_topology_csv(write_input(data, size, ".csv")))
+    tpu::scalesim_layer(l, 128, 128, tpu::Dataflow::ws);
+#else
+#error "XPUSIM_FUZZ_TARGET must be 1..6"
+#endif
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  try {
+    run(data, size);
+  } catch (const xpusim::UserError&) {
+    // a clean error naming the input: the expected outcome for bad input
+  } catch (const xpusim::UnavailableError&) {
+  }
+  // Anything else (InternalError, std::exception from a library) propagates and aborts:
+  // libFuzzer reports it with the input that caused it.
+  return 0;
+}

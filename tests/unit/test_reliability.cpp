@@ -1,0 +1,134 @@
+// Issue 16 regressions below the CLI: UTF-8 checks, checked arithmetic and file writes,
+// YAML duplicate keys and non-finite numbers, directories where files are expected, tensor
+// sizes that would overflow the work and memory counts, and systolic cycles that wrapped.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "common/checked_io.hpp"
+#include "common/spec_reader.hpp"
+#include "models/graph.hpp"
+#include "models/zoo.hpp"
+#include "sim/tpu/scalesim.hpp"
+
+using namespace xpusim;
+
+namespace {
+std::string write_tmp(const std::string& name, const std::string& text) {
+  std::string path = (std::filesystem::temp_directory_path() / ("xpusim_rel_" + name)).string();
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+}  // namespace
+
+TEST_CASE("UTF-8 validation finds the first bad byte", "[reliability]") {
+  CHECK(first_invalid_utf8("plain ascii") == std::string_view::npos);
+  CHECK(first_invalid_utf8("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80") == std::string_view::npos);
+  CHECK(first_invalid_utf8("ab\xFF") == 2);
+  CHECK(first_invalid_utf8("\xC0\xAF") == 0);          // overlong '/'
+  CHECK(first_invalid_utf8("x\xED\xA0\x80") == 1);     // UTF-16 surrogate
+  CHECK(first_invalid_utf8("\xF4\x90\x80\x80") == 0);  // past U+10FFFF
+  CHECK(first_invalid_utf8("\xE2\x82") == 0);          // truncated
+  CHECK(line_of_offset("a\nb\nc", 4) == 3);
+  std::string bom = "\xEF\xBB\xBFLayer";
+  CHECK(strip_utf8_bom(bom));
+  CHECK(bom == "Layer");
+}
+
+TEST_CASE("checked arithmetic throws instead of wrapping", "[reliability]") {
+  CHECK(checked_mul(1 << 20, 1 << 20, "x") == (int64_t{1} << 40));
+  CHECK_THROWS_WITH(checked_mul(int64_t{1} << 40, int64_t{1} << 40, "layer 'c'"),
+                    "layer 'c': too large (integer overflow)");
+  CHECK_THROWS_AS(checked_add(INT64_MAX, 1, "x"), UserError);
+}
+
+TEST_CASE("YAML: duplicate keys name both lines", "[reliability][spec]") {
+  CHECK_THROWS_WITH(parse_yaml_text("a: 1\nb:\n  c: 2\n  c: 3\n", "f.yaml"),
+                    "f.yaml:4: c: duplicate key (first given at line 3)");
+  CHECK_NOTHROW(parse_yaml_text("a: 1\nb: {a: 2}\n", "f.yaml"));  // same name, other mapping
+}
+
+TEST_CASE("YAML: invalid UTF-8 is an error with file:line", "[reliability][spec]") {
+  CHECK_THROWS_WITH(parse_yaml_text("a: 1\nb: \xFF\n", "f.yaml"), Catch::StartsWith("f.yaml:2: not valid UTF-8"));
+}
+
+TEST_CASE("YAML: .inf and .nan are rejected for every number", "[reliability][spec]") {
+  for (const char* v : {".inf", "-.inf", ".nan"}) {  // (1e999 fails earlier: not a number)
+    YAML::Node n = parse_yaml_text(std::string("x: ") + v + "\nl: [1, " + v + "]\nm: {a: " + v + "}\n", "f.yaml");
+    SpecReader r(n, "f.yaml");
+    CHECK_THROWS_WITH(r.number("x", std::nullopt, "", ""), Catch::Contains("x: must be a finite number"));
+    CHECK_THROWS_WITH(r.numbers("l", std::nullopt, "", ""), Catch::Contains("l: must be finite"));
+    CHECK_THROWS_WITH(r.number_map("m", "", ""), Catch::Contains("a: must be a finite number"));
+  }
+}
+
+TEST_CASE("a directory where a file is expected is named as such", "[reliability]") {
+  std::string dir = std::filesystem::temp_directory_path().string();
+  CHECK_THROWS_WITH(read_text_file(dir), dir + ": is a directory, expected a file");
+  CHECK_THROWS_WITH(write_file_checked(dir, [](std::ostream&) {}, "--out"),
+                    "--out: " + dir + ": is a directory, expected a file");
+}
+
+TEST_CASE("write failures are errors naming the path", "[reliability]") {
+  if (!std::filesystem::exists("/dev/full")) return;  // not Linux
+  CHECK_THROWS_WITH(write_file_checked("/dev/full", [](std::ostream& os) { os << std::string(1 << 16, 'x'); }, "--out"),
+                    Catch::StartsWith("--out: /dev/full: write failed"));
+}
+
+TEST_CASE("tensor sizes that would overflow the counts are rejected", "[reliability][graph]") {
+  OpGraph g;
+  CHECK_NOTHROW(g.add_tensor("ok", {{1024, 1024, 1024}, DType::fp32}, TensorRole::activation));
+  CHECK_THROWS_WITH(g.add_tensor("huge", {{int64_t{1} << 40, 784}, DType::fp32}, TensorRole::activation),
+                    Catch::Contains("tensor 'huge' of shape [1099511627776,784] would hold more than 2^46 bytes"));
+  // Would wrap int64 to a small positive number without the checked product.
+  CHECK_THROWS_AS(g.add_tensor("wrap", {{int64_t{1} << 62, 4, 4}, DType::fp32}, TensorRole::activation), UserError);
+}
+
+TEST_CASE("a sequential model whose layers cannot fit names the layer's line", "[reliability][zoo]") {
+  std::string path = write_tmp("bad_shapes.yaml",
+                               "name: bad_shapes\nfamily: sequential\nclasses: 10\ndataset: mnist\ninput: [1, 28, 28]\n"
+                               "params:\n  layers:\n    - {type: max_pool, size: 16}\n    - {type: conv2d, filters: 8, kernel: 5}\n"
+                               "    - {type: flatten}\n    - {type: dense, units: 10}\n");
+  ModelSpec s = load_model_spec(path);
+  GraphOptions o;
+  o.batch = 1;
+  CHECK_THROWS_WITH(build_graph(s, o), Catch::StartsWith(path + ":9: params.layers[1] (conv2d): "));
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("model files: negative blocks and oversized layers are rejected", "[reliability][zoo]") {
+  std::string neg = write_tmp("neg_blocks.yaml",
+                              "name: neg\nfamily: resnet\nclasses: 10\ndataset: cifar10\ninput: [3, 32, 32]\n"
+                              "params:\n  blocks: [3, -1, 3]\n  cifar_stem: true\n");
+  CHECK_THROWS_WITH(load_model_spec(neg), Catch::Contains("params.blocks: each stage needs 1 to 10000 blocks, got -1"));
+  std::string big = write_tmp("big_dense.yaml",
+                              "name: big\nfamily: sequential\nclasses: 10\ndataset: mnist\ninput: [1, 28, 28]\n"
+                              "params:\n  layers:\n    - {type: flatten}\n    - {type: dense, units: 4294967306}\n");
+  CHECK_THROWS_WITH(load_model_spec(big), Catch::Contains("units: must be in [1, 2147483647]"));
+  std::filesystem::remove(neg);
+  std::filesystem::remove(big);
+}
+
+TEST_CASE("systolic cycles never wrap: huge layers and arrays are errors", "[reliability][tpu]") {
+  tpu::TopologyLayer big{"big", 1 << 24, 1 << 24, 1, 1, 1 << 24, 1 << 24, 1};
+  CHECK_THROWS_WITH(tpu::scalesim_layer(big, 128, 128, tpu::Dataflow::ws), "layer 'big': too large (integer overflow)");
+  tpu::TopologyLayer ok{"ok", 56, 56, 3, 3, 64, 64, 1};
+  CHECK(tpu::scalesim_layer(ok, 128, 128, tpu::Dataflow::ws).cycles > 0);
+  CHECK_THROWS_AS(tpu::scalesim_layer(ok, int64_t{1} << 40, 128, tpu::Dataflow::ws), FieldError);
+}
+
+TEST_CASE("topology CSV: a UTF-8 byte-order mark is accepted", "[reliability][tpu]") {
+  std::string text = "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,\n"
+                     "conv1, 224, 224, 7, 7, 3, 64, 2,\n";
+  std::string plain = write_tmp("topo_plain.csv", text);
+  std::string bom = write_tmp("topo_bom.csv", "\xEF\xBB\xBF" + text);
+  auto a = tpu::read_topology_csv(plain);
+  auto b = tpu::read_topology_csv(bom);
+  REQUIRE(a.size() == 1);
+  REQUIRE(b.size() == 1);
+  CHECK(a[0].name == b[0].name);
+  CHECK(a[0].channels == b[0].channels);
+  std::filesystem::remove(plain);
+  std::filesystem::remove(bom);
+}
