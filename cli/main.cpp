@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "help for every command");
   std::string config_dir;
-  app.add_option("--config-dir", config_dir, "configuration root (default: $XPUSIM_CONFIG_DIR or the source tree's configs/)")
+  app.add_option("--config-dir", config_dir, "configuration root (default: $XPUSIM_CONFIG_DIR, else share/xpusim/configs beside an installed binary, else the source tree's configs/)")
       ->each([](const std::string& d) { xpusim::set_config_dir(d); });
   xpusim::cli::register_all(app);
   try {
