@@ -8,6 +8,7 @@ PACKAGES=(
   libsystemc-dev libboost-graph-dev libyaml-cpp-dev libeigen3-dev catch2
   libdnnl-dev nlohmann-json3-dev libcli11-dev dataset-fashion-mnist zlib1g-dev
   libopenmpi-dev openmpi-bin
+  pybind11-dev python3-dev
 )
 # Optional extras (PyTorch peer for bench/): XPUSIM_INSTALL_BENCH=1 scripts/install-deps.sh
 if [[ "${XPUSIM_INSTALL_BENCH:-0}" == "1" ]]; then
