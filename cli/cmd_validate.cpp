@@ -50,7 +50,7 @@ void register_validate(CLI::App& app) {
                   "cpu|cuda: run small zoo models on this machine's backend, keep the rows, compare with the prediction");
   cmd->add_option("--measure-cases", a->measure_cases, "model:batch,... to measure (default: the Keras examples of study 2)");
   cmd->add_option("--measure-out", a->measure_out,
-                  "CSV for the measured rows (default: validation/measured/<backend>-<device>-<date>.csv)");
+                  "CSV for the measured rows (default: <backend>-<device>-<date>.csv in the current directory)");
   cmd->add_option("--measure-device", a->measure_device,
                   "device YAML the measured rows are predicted with (default: host for cpu; required for cuda)");
   cmd->add_option("--measure-steps", a->measure_steps, "timed steps per case")->capture_default_str()->check(int_in(1, kMaxSteps));
@@ -98,7 +98,8 @@ void register_validate(CLI::App& app) {
       rows = measure_rows(mo);
       std::string out = a->measure_out;
       if (out.empty())
-        out = std::string(XPUSIM_MEASURED_DIR) + "/" + a->measure + "-" + mo.device + "-" + mo.date + ".csv";
+        // The current directory, never the checkout: an installed xpusim has no source tree.
+        out = a->measure + "-" + mo.device + "-" + mo.date + ".csv";
       std::filesystem::path p(out);
       std::error_code ec;
       if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);

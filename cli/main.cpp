@@ -13,6 +13,8 @@
 #include "cli/commands.hpp"
 #include "common/checked_io.hpp"
 #include "common/config_paths.hpp"
+#include "common/version.hpp"
+#include "engine/engine.hpp"
 #include "common/error.hpp"
 
 namespace {
@@ -44,9 +46,16 @@ int main(int argc, char** argv) {
       "xpusim: accelerator simulator and cost model for ML training.\n"
       "Which hardware trains my model fastest and cheapest, and can I trust the answer?"};
   app.require_subcommand(1);
+  // Version, commit and the engines this build has (from the registry: cuda only when built).
+  app.set_version_flag("--version", [] {
+    std::string engines;
+    for (const auto& e : xpusim::engine_registry()) engines += (engines.empty() ? "" : ", ") + e.name;
+    return std::string("xpusim ") + xpusim::xpusim_version() + " (" + xpusim::xpusim_git_hash() + ")\nengines: " +
+           engines;
+  });
   app.set_help_all_flag("--help-all", "help for every command");
   std::string config_dir;
-  app.add_option("--config-dir", config_dir, "configuration root (default: $XPUSIM_CONFIG_DIR or the source tree's configs/)")
+  app.add_option("--config-dir", config_dir, "configuration root (default: $XPUSIM_CONFIG_DIR, else share/xpusim/configs beside an installed binary, else the source tree's configs/)")
       ->each([](const std::string& d) { xpusim::set_config_dir(d); });
   xpusim::cli::register_all(app);
   try {

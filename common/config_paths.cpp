@@ -48,9 +48,25 @@ FileCache& file_cache() {
 
 void set_config_dir(const std::string& dir) { config_dir_override() = dir; }
 
+// An installed binary finds the configs installed beside it (PREFIX/bin/xpusim ->
+// PREFIX/share/xpusim/configs), so the prefix can move and the checkout can go. Looked up
+// once: the executable does not move while it runs.
+static const std::string& installed_config_dir() {
+  static const std::string dir = [] {
+    std::error_code ec;
+    fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (ec || exe.empty()) return std::string();
+    fs::path d = exe.parent_path().parent_path() / "share" / "xpusim" / "configs";
+    return fs::is_directory(d, ec) ? d.string() : std::string();
+  }();
+  return dir;
+}
+
 std::string config_dir() {
   if (!config_dir_override().empty()) return config_dir_override();
   if (const char* env = std::getenv("XPUSIM_CONFIG_DIR"); env && *env) return env;
+  if (!installed_config_dir().empty()) return installed_config_dir();
+  // The build tree (and programs linked against the libraries) use the source tree's configs/.
   return XPUSIM_DEFAULT_CONFIG_DIR;
 }
 

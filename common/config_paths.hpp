@@ -1,5 +1,6 @@
 // Where configuration files live and how they are read: the config root (--config-dir,
-// $XPUSIM_CONFIG_DIR or the source tree's configs/), name -> path resolution per kind
+// $XPUSIM_CONFIG_DIR, the installed share/xpusim/configs beside the binary, or the source
+// tree's configs/), name -> path resolution per kind
 // (devices, systems, models, ...), and a process-wide cache so each YAML file is opened and
 // parsed at most once per process (a change on disk, seen by its mtime and size, reloads it).
 #pragma once
@@ -9,7 +10,8 @@
 
 namespace xpusim {
 
-// Config directory: set_config_dir(), else $XPUSIM_CONFIG_DIR, else the source tree's configs/.
+// Config directory: set_config_dir(), else $XPUSIM_CONFIG_DIR, else <exe dir>/../share/xpusim/configs
+// when that exists (an installed binary), else the source tree's configs/ (compiled in).
 std::string config_dir();
 void set_config_dir(const std::string& dir);
 

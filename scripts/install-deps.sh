@@ -9,6 +9,7 @@ PACKAGES=(
   libdnnl-dev nlohmann-json3-dev libcli11-dev dataset-fashion-mnist zlib1g-dev
   libopenmpi-dev openmpi-bin
   clang libclang-rt-14-dev   # libFuzzer targets (scripts/run-fuzzers.sh)
+  pybind11-dev python3-dev
 )
 # Optional extras (PyTorch peer for bench/): XPUSIM_INSTALL_BENCH=1 scripts/install-deps.sh
 if [[ "${XPUSIM_INSTALL_BENCH:-0}" == "1" ]]; then

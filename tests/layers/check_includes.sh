@@ -22,6 +22,7 @@ layer_of() {
     validation/*) echo "validation 6" ;;
     sweep/*) echo "sweep 7" ;;
     cli/*) echo "cli 8" ;;
+    python/*) echo "python 9" ;;
     *) echo "" ;;
   esac
 }

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# cmake --install into a temporary prefix, then use it as a user would: run PREFIX/bin/xpusim
+# from another directory with no XPUSIM_CONFIG_DIR (so it must find PREFIX/share/xpusim/configs),
+# and build a small program against the package with find_package(xpusim).
+# Usage: run.sh BUILD_DIR CMAKE CXX_COMPILER GENERATOR
+set -euo pipefail
+build="$1" cmake="$2" cxx="$3" gen="$4"
+here="$(cd "$(dirname "$0")" && pwd)"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+prefix="$tmp/prefix"
+"$cmake" --install "$build" --prefix "$prefix" >/dev/null
+unset XPUSIM_CONFIG_DIR
+cd "$tmp"
+
+configs="$prefix/share/xpusim/configs"
+[[ -f "$configs/studies/riseml_resnet50_published.yaml" ]] || { echo "FAIL: configs not installed under $configs"; exit 1; }
+# A study that exists only in the installed configs: found only if the binary looks beside itself.
+cp "$configs/studies/riseml_resnet50_published.yaml" "$configs/studies/installed_only_check.yaml"
+for study in riseml_resnet50_published installed_only_check; do
+  "$prefix/bin/xpusim" compare "$study" --format json >"$study.json"
+  python3 - "$study.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+# Rows: the longest list of objects anywhere in the document.
+def lists(x):
+    if isinstance(x, list):
+        yield x
+        for y in x: yield from lists(y)
+    elif isinstance(x, dict):
+        for y in x.values(): yield from lists(y)
+rows = max((l for l in lists(doc) if l and all(isinstance(r, dict) for r in l)), key=len, default=[])
+if len(rows) < 2:
+    sys.exit(f"FAIL: {sys.argv[1]}: no rows in the compare JSON")
+print(f"{sys.argv[1]}: {len(rows)} rows")
+PY
+done
+
+# A consumer project: find_package(xpusim), link xpusim::core, run it on the installed configs.
+"$cmake" -S "$here/consumer" -B "$tmp/consumer" -G "$gen" -DCMAKE_CXX_COMPILER="$cxx" \
+  -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null
+"$cmake" --build "$tmp/consumer" >/dev/null
+"$tmp/consumer/consumer" "$configs"
+echo "install: ok"
