@@ -68,26 +68,12 @@ void register_graph(CLI::App& app) {
                          {"bytes_written", op.work.bytes_written},
                          {"output_shapes", outs}});
         }
-      nlohmann::json j = {{"model", spec.name},
-                          {"batch", a->batch},
-                          {"precision", precision_name(o.precision)},
-                          {"optimizer", optimizer_name(o.training_options.optimizer)},
-                          {"params", t.params},
-                          {"flops_forward", t.flops_forward},
-                          {"flops_backward", t.flops_backward},
-                          {"flops_update", t.flops_update},
-                          {"flops_train_step", t.flops_train_step},
-                          {"bytes_read_train_step", t.bytes_read},
-                          {"bytes_written_train_step", t.bytes_written},
-                          {"activation_bytes", t.activation_bytes},
-                          {"weight_bytes", t.weight_bytes},
-                          {"weight_grad_bytes", t.weight_grad_bytes},
-                          {"optimizer_state_bytes", t.optimizer_state_bytes},
-                          {"low_precision_weight_bytes", t.low_precision_weight_bytes},
-                          {"input_bytes", t.input_bytes},
-                          {"peak_memory_bytes", t.peak_bytes},
-                          {"num_ops_train_step", t.num_ops},
-                          {"ops", ops}};
+      nlohmann::json j = graph_totals_json(t);
+      j["model"] = spec.name;
+      j["batch"] = a->batch;
+      j["precision"] = precision_name(o.precision);
+      j["optimizer"] = optimizer_name(o.training_options.optimizer);
+      j["ops"] = ops;
       print_json(std::cout, j);
       return;
     }

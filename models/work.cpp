@@ -240,4 +240,22 @@ GraphTotals graph_totals(const OpGraph& g) {
   return t;
 }
 
+nlohmann::json graph_totals_json(const GraphTotals& t) {
+  return {{"params", t.params},
+          {"flops_forward", t.flops_forward},
+          {"flops_backward", t.flops_backward},
+          {"flops_update", t.flops_update},
+          {"flops_train_step", t.flops_train_step},
+          {"bytes_read_train_step", t.bytes_read},
+          {"bytes_written_train_step", t.bytes_written},
+          {"activation_bytes", t.activation_bytes},
+          {"weight_bytes", t.weight_bytes},
+          {"weight_grad_bytes", t.weight_grad_bytes},
+          {"optimizer_state_bytes", t.optimizer_state_bytes},
+          {"low_precision_weight_bytes", t.low_precision_weight_bytes},
+          {"input_bytes", t.input_bytes},
+          {"peak_memory_bytes", t.peak_bytes},
+          {"num_ops_train_step", t.num_ops}};
+}
+
 }  // namespace xpusim

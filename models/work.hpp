@@ -3,6 +3,8 @@
 // Conventions (docs/op-graph.md): a multiply-add is 2 FLOPs; bytes are the sizes of the
 // tensors an op reads and writes (no cache model); views (reshape) move no bytes.
 #pragma once
+#include <nlohmann/json.hpp>
+
 #include "models/graph.hpp"
 
 namespace xpusim {
@@ -31,5 +33,8 @@ struct GraphTotals {
 };
 
 GraphTotals graph_totals(const OpGraph& g);
+// The totals under their stable JSON names (units in the names), for `graph --totals` and the
+// Python module.
+nlohmann::json graph_totals_json(const GraphTotals& t);
 
 }  // namespace xpusim

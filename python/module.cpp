@@ -92,25 +92,11 @@ py::object graph_py(const std::string& model, int64_t batch, const std::string& 
     throw xpusim::FieldError("optimizer", "unknown optimizer '" + opt + "' (sgd_momentum|adam)");
   o.training = true;
   xpusim::GraphTotals t = xpusim::graph_totals(xpusim::build_graph(spec, o));
-  json j = {{"model", spec.name},
-            {"batch", batch},
-            {"precision", xpusim::precision_name(o.precision)},
-            {"optimizer", xpusim::optimizer_name(o.training_options.optimizer)},
-            {"params", t.params},
-            {"flops_forward", t.flops_forward},
-            {"flops_backward", t.flops_backward},
-            {"flops_update", t.flops_update},
-            {"flops_train_step", t.flops_train_step},
-            {"bytes_read_train_step", t.bytes_read},
-            {"bytes_written_train_step", t.bytes_written},
-            {"activation_bytes", t.activation_bytes},
-            {"weight_bytes", t.weight_bytes},
-            {"weight_grad_bytes", t.weight_grad_bytes},
-            {"optimizer_state_bytes", t.optimizer_state_bytes},
-            {"low_precision_weight_bytes", t.low_precision_weight_bytes},
-            {"input_bytes", t.input_bytes},
-            {"peak_memory_bytes", t.peak_bytes},
-            {"num_ops_train_step", t.num_ops}};
+  json j = xpusim::graph_totals_json(t);
+  j["model"] = spec.name;
+  j["batch"] = batch;
+  j["precision"] = xpusim::precision_name(o.precision);
+  j["optimizer"] = xpusim::optimizer_name(o.training_options.optimizer);
   return to_python(j);
 }
 
