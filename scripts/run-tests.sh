@@ -20,12 +20,18 @@ if [[ "${XPUSIM_SKIP_SANITIZE:-0}" != "1" ]]; then
   export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Sanitize -DXPUSIM_WITH_CUDA=OFF -DXPUSIM_BUILD_BENCH=OFF >/dev/null
   cmake --build build-asan -j "$(nproc)" --target xpusim xpusim_unit_tests xpusim_cpu_tests xpusim_json_compare
+  # Two cases throw a C++ exception after SystemC threads ran in the process: SystemC's
+  # coroutine stacks (QuickThreads in Debian's libsystemc) make GCC 12's ASan report a
+  # stack-buffer-overflow inside its own sigaltstack interceptor on that throw
+  # (__asan_handle_no_return -> PlatformUnpoisonStacks), not in xpusim code. They run
+  # unsanitized in the Release stage above.
+  asan_exclude="golden.write_failures|set overrides change device fields and are validated like the file"
   # Findings fail the run: UBSan stops at the first report; LeakSanitizer is off because
   # oneDNN and SystemC keep process-lifetime allocations by design.
   (
     cd build-asan
     ASAN_OPTIONS="detect_leaks=0:abort_on_error=1" UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
-      ctest --output-on-failure -j "$(nproc)" --timeout 900 -L "unit|golden"
+      ctest --output-on-failure -j "$(nproc)" --timeout 900 -L "unit|golden" -E "$asan_exclude"
   )
   echo "run-tests: sanitizer build and tests took $(( $(date +%s) - start )) s"
 fi
