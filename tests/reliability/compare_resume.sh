@@ -11,7 +11,8 @@ dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
 fail=0
 check() {  # check STUDY FORMAT STOP1 STOP2
   local study="$1" fmt="$2" a="$3" b="$4"
-  "$bin" compare "$study" --format "$fmt" --out "$dir/full.$fmt" >"$dir/full.out" 2>"$dir/err" ||
+  local full="$dir/$study.full.$fmt" full_out="$dir/$study.full.out"
+  "$bin" compare "$study" --format "$fmt" --out "$full" >"$full_out" 2>"$dir/err" ||
     { echo "$study $fmt: uninterrupted run failed"; cat "$dir/err"; fail=1; return; }
   rm -f "$dir/part.$fmt"
   XPUSIM_TEST_INTERRUPT_AFTER=$a "$bin" compare "$study" --format "$fmt" --out "$dir/part.$fmt" >/dev/null 2>"$dir/err"
@@ -30,21 +31,26 @@ check() {  # check STUDY FORMAT STOP1 STOP2
   grep -q "stopped after $((a + b)) of .* ($a resumed)" "$dir/err" || { echo "second summary:"; cat "$dir/err"; fail=1; }
   "$bin" compare "$study" --format "$fmt" --out "$dir/part.$fmt" --resume >"$dir/resumed.out" 2>"$dir/err" ||
     { echo "$study $fmt: resumed run failed"; cat "$dir/err"; fail=1; }
-  cmp -s "$dir/full.$fmt" "$dir/part.$fmt" || { echo "$study $fmt: resumed row file differs"; diff "$dir/full.$fmt" "$dir/part.$fmt" | head; fail=1; }
-  cmp -s "$dir/full.out" "$dir/resumed.out" || { echo "$study $fmt: resumed stdout differs"; diff "$dir/full.out" "$dir/resumed.out" | head; fail=1; }
+  cmp -s "$full" "$dir/part.$fmt" || { echo "$study $fmt: resumed row file differs"; diff "$full" "$dir/part.$fmt" | head; fail=1; }
+  cmp -s "$full_out" "$dir/resumed.out" || { echo "$study $fmt: resumed stdout differs"; diff "$full_out" "$dir/resumed.out" | head; fail=1; }
   echo "$study $fmt: stopped after $a and $((a + b)) rows, resumed: identical"
 }
 check cloud_cpu_vs_k80 csv 5 17
 check titan_rtx_precision json 2 1
+# The JSON study has buy-vs-rent rows (computed once every row is there).
+grep -q '"breakeven_runs": [0-9]' "$dir/titan_rtx_precision.full.json" || { echo "no buy-vs-rent figure to check"; fail=1; }
 # Resuming a complete file changes nothing.
-"$bin" compare cloud_cpu_vs_k80 --format csv --out "$dir/full.csv" --resume >"$dir/again.out" 2>/dev/null
-cmp -s "$dir/full.out" "$dir/again.out" || { echo "resuming a complete file changed the output"; fail=1; }
+full="$dir/cloud_cpu_vs_k80.full.csv"
+cp "$full" "$dir/complete.csv"
+"$bin" compare cloud_cpu_vs_k80 --format csv --out "$full" --resume >"$dir/again.out" 2>/dev/null
+cmp -s "$dir/cloud_cpu_vs_k80.full.out" "$dir/again.out" && cmp -s "$full" "$dir/complete.csv" ||
+  { echo "resuming a complete file changed the output"; fail=1; }
 # Another study file (one changed byte) must not continue these rows.
-cfg="${XPUSIM_CONFIG_DIR:-configs}"
+cfg="${XPUSIM_CONFIG_DIR:-$(dirname "$0")/../../configs}"
 sed 's/^name: cloud_cpu_vs_k80/name: cloud_cpu_vs_k80 /' "$cfg/studies/cloud_cpu_vs_k80.yaml" >"$dir/edited.yaml"
-cp "$dir/full.csv" "$dir/before.csv"
-"$bin" compare "$dir/edited.yaml" --format csv --out "$dir/full.csv" --resume >/dev/null 2>"$dir/err"; rc=$?
+cp "$full" "$dir/before.csv"
+"$bin" compare "$dir/edited.yaml" --format csv --out "$full" --resume >/dev/null 2>"$dir/err"; rc=$?
 [[ $rc == 2 ]] && grep -q "was written for other inputs" "$dir/err" || { echo "edited study: exit $rc"; cat "$dir/err"; fail=1; }
-cmp -s "$dir/full.csv" "$dir/before.csv" || { echo "a refused resume modified the row file"; fail=1; }
+cmp -s "$full" "$dir/before.csv" || { echo "a refused resume modified the row file"; fail=1; }
 [[ $fail == 0 ]] && echo "compare resume: ok"
 exit $fail
