@@ -75,7 +75,9 @@ struct CompareRowFile {
   bool complete = false;
   std::vector<CompareRow> rows;
 };
-// Fingerprint of what a study's rows depend on: the study file's bytes and the xpusim version.
+// Fingerprint of what a study's rows depend on: the study file's bytes, every file under the
+// configuration directory (devices, systems, models, prices, curves, frameworks) and the
+// xpusim version.
 std::string compare_inputs_fingerprint(const Study& s);
 void write_compare_rows(std::ostream& os, const CompareResult& r, OutputFormat f, const std::string& inputs,
                         bool complete);

@@ -1,12 +1,15 @@
 // Row files of `xpusim compare --out FILE`: every field of every row, numbers in their
 // shortest round-trip form, so that rows read back for --resume are the same doubles and a
 // resumed run prints byte for byte what an uninterrupted one does. See compare.hpp.
+#include <algorithm>
 #include <charconv>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <sstream>
 
 #include "common/checked_io.hpp"
+#include "common/config_paths.hpp"
 #include "common/error.hpp"
 #include "common/fingerprint.hpp"
 #include "common/version.hpp"
@@ -131,10 +134,27 @@ std::vector<std::pair<int, std::vector<std::string>>> csv_records(const std::str
 }  // namespace
 
 std::string compare_inputs_fingerprint(const Study& s) {
-  std::ifstream in(s.file, std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in && !in.eof()) throw UserError(s.file + ": cannot read study");
-  return Fingerprint().add("kind", "compare rows v1").add("study", text).add("xpusim", xpusim_version()).hex();
+  auto read = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw UserError(path + ": cannot read");
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  Fingerprint f;
+  f.add("kind", "compare rows v1").add("xpusim", xpusim_version()).add("study", read(s.file));
+  // Every configuration file (devices, systems, models, prices, convergence curves, framework
+  // profiles) a row can depend on, in a fixed order: an edited price or device file changes
+  // rows, so it must not be mixed with rows computed before the edit. Paths are relative, so
+  // a moved checkout or an installed copy of the same files still matches.
+  namespace fs = std::filesystem;
+  const fs::path root = config_dir();
+  std::error_code ec;
+  std::vector<std::string> files;
+  for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec))
+    if (it->is_regular_file(ec)) files.push_back(fs::relative(it->path(), root, ec).generic_string());
+  std::sort(files.begin(), files.end());
+  for (const auto& rel : files) f.add("config " + rel, read((root / rel).string()));
+  return f.hex();
 }
 
 void write_compare_rows(std::ostream& os, const CompareResult& r, OutputFormat f, const std::string& inputs,
@@ -146,17 +166,19 @@ void write_compare_rows(std::ostream& os, const CompareResult& r, OutputFormat f
     return;
   }
   os << kCsvMagic << " inputs=" << inputs << " complete=" << (complete ? "true" : "false") << "\n";
-  std::string line;
-  for (const auto& c : columns()) line += (line.empty() ? "" : ",") + std::string(c.name);
-  os << line << "\n";
+  const char* sep = "";
+  for (const auto& c : columns()) {
+    os << sep << c.name;
+    sep = ",";
+  }
+  os << "\n";
   for (const auto& row : r.rows) {
-    line.clear();
-    bool first = true;
+    sep = "";
     for (const auto& c : columns()) {
-      line += (first ? "" : ",") + csv_escape(c.get(row));
-      first = false;
+      os << sep << csv_escape(c.get(row));
+      sep = ",";
     }
-    os << line << "\n";
+    os << "\n";
   }
 }
 

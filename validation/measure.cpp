@@ -7,6 +7,8 @@
 #include <sstream>
 #include <chrono>
 #include <ctime>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "common/error.hpp"
@@ -106,7 +108,17 @@ std::string measure_inputs_fingerprint(const MeasureOptions& o) {
   f.add("backend_version", o.backend_version).add("device", o.device).add("setup", o.setup);
   f.add("count", std::to_string(resolved_count(o))).add("steps", std::to_string(o.steps));
   f.add("warmup", std::to_string(o.warmup)).add("repeats", std::to_string(std::max(1, o.repeats)));
-  for (const auto& c : o.cases) f.add("case", c.model + ":" + std::to_string(c.batch));
+  for (const auto& c : o.cases) {
+    f.add("case", c.model + ":" + std::to_string(c.batch));
+    // The model's YAML: an edited model is another measurement.
+    try {
+      const std::string path = find_config_file("models", c.model, "model", "model");
+      std::ifstream in(path, std::ios::binary);
+      f.add("model file", std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()));
+    } catch (const UserError&) {
+      f.add("model file", "");  // unknown here; measuring it reports why on its row
+    }
+  }
   return f.hex();
 }
 

@@ -3,7 +3,7 @@
 # (XPUSIM_TEST_INTERRUPT_AFTER=N raises a real SIGINT in the process after the N-th row, the
 # path Ctrl-C takes) exits 130 with the finished rows in FILE; --resume completes it, and the
 # row file and stdout are byte-identical to an uninterrupted run's, in CSV and JSON, also
-# after two interruptions. A row file written for another study file is refused.
+# after two interruptions. A row file written for another study file or configuration is refused.
 #   compare_resume.sh XPUSIM_BIN
 set -u
 bin="$1"
@@ -52,5 +52,15 @@ cp "$full" "$dir/before.csv"
 "$bin" compare "$dir/edited.yaml" --format csv --out "$full" --resume >/dev/null 2>"$dir/err"; rc=$?
 [[ $rc == 2 ]] && grep -q "was written for other inputs" "$dir/err" || { echo "edited study: exit $rc"; cat "$dir/err"; fail=1; }
 cmp -s "$full" "$dir/before.csv" || { echo "a refused resume modified the row file"; fail=1; }
+# Nor another configuration (an edited price file) under --config-dir.
+cp -r "$cfg" "$dir/cfg"
+ls "$dir/cfg/pricing/"*.yaml >/dev/null || { echo "no price files to edit"; fail=1; }
+for p in "$dir/cfg/pricing/"*.yaml; do echo "# edited" >>"$p"; break; done
+"$bin" --config-dir "$dir/cfg" compare cloud_cpu_vs_k80 --format csv --out "$full" --resume >/dev/null 2>"$dir/err"; rc=$?
+[[ $rc == 2 ]] && grep -q "was written for other inputs" "$dir/err" || { echo "edited config: exit $rc"; cat "$dir/err"; fail=1; }
+# The unedited copy is the same configuration: it continues (here: a complete file, unchanged).
+rm -rf "$dir/cfg"; cp -r "$cfg" "$dir/cfg"
+"$bin" --config-dir "$dir/cfg" compare cloud_cpu_vs_k80 --format csv --out "$full" --resume >/dev/null 2>"$dir/err" ||
+  { echo "an identical copy of the configs was refused"; cat "$dir/err"; fail=1; }
 [[ $fail == 0 ]] && echo "compare resume: ok"
 exit $fail
