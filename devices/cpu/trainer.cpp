@@ -108,7 +108,13 @@ TrainResult train_fashion_mnist(const TrainOptions& o) {
   std::optional<TrainCheckpoint> saved;
   if (!o.checkpoint_dir.empty()) {
     prepare_checkpoint_dir(o.checkpoint_dir);
-    if (o.resume) saved = read_checkpoint(o.checkpoint_dir);
+    if (o.resume) {
+      saved = read_checkpoint(o.checkpoint_dir);
+    } else if (!o.overwrite_log && std::filesystem::exists(checkpoint_path(o.checkpoint_dir))) {
+      // Like an existing log: an earlier run's checkpoint is not replaced unless asked to.
+      throw FieldError("checkpoint", o.checkpoint_dir + ": holds a checkpoint of an earlier run (continue it with resume, "
+                                                        "or allow replacing it with overwrite)");
+    }
   }
   // An existing log is someone's earlier run: never truncate it unless asked to. A resumed
   // run rewrites its own log from the checkpoint's epochs.

@@ -27,7 +27,7 @@ struct TrainOptions {
   int64_t train_limit = 0;         // use only the first N training images (0 = all)
   int64_t test_limit = 0;          // evaluate on the first N test images (0 = all 10,000)
   std::string log_path;            // TSV log; empty = none
-  bool overwrite_log = false;      // replace an existing non-empty log (else it is an error)
+  bool overwrite_log = false;      // replace an existing non-empty log or checkpoint (else an error)
   bool progress = true;
   // Directory for a checkpoint written after every epoch (empty = none); with `resume`, a
   // checkpoint found there is continued from its last finished epoch (checkpoint.hpp).

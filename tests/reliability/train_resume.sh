@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `xpusim train --checkpoint DIR` stopped by a real SIGINT after its first checkpoint, then
+# `xpusim train --checkpoint DIR` stopped by a real SIGTERM after its first checkpoint (SIGINT
+# is train_interrupt.sh's; both take the same path), then
 # `--resume`d, gives bit-identical losses and accuracies to an uninterrupted run with the same
 # seed (issue 16); the log of the resumed run holds every epoch; a resume with another batch or
 # seed is refused naming the flag. Exits 77 (skipped) without the Fashion-MNIST package.
@@ -16,14 +17,17 @@ fail=0
 "$bin" "${common[@]}" --epochs-max 200 --checkpoint "$ck" --log "$dir/first.tsv" --format json >"$dir/stopped.json" 2>"$dir/err" &
 pid=$!
 for _ in $(seq 1 600); do [[ -f "$ck/checkpoint.xpck" ]] && break; sleep 0.05; done
-kill -INT "$pid"
+kill -TERM "$pid"
 wait "$pid"; rc=$?
 [[ $rc == 130 ]] || { echo "interrupted run: exit $rc, expected 130"; cat "$dir/err"; exit 1; }
 grep -q "continue with --resume" "$dir/err" || { echo "no resume hint:"; cat "$dir/err"; fail=1; }
 done_epochs=$(sed -n 's/^epoch \([0-9]*\)$/\1/p' "$ck/checkpoint.xpck" | head -1)
 [[ -n "$done_epochs" && $done_epochs -ge 1 ]] || { echo "checkpoint has no finished epoch"; exit 1; }
 total=$((done_epochs + 2))
-# Refused: another batch, another seed (the checkpoint is left as it was).
+# Refused: a fresh run over the checkpoint, another batch, another seed (the checkpoint is
+# left as it was).
+"$bin" "${common[@]}" --epochs-max 1 --checkpoint "$ck" >/dev/null 2>"$dir/err"; rc=$?
+[[ $rc == 2 ]] && grep -q -- "--checkpoint: $ck holds a checkpoint of an earlier run" "$dir/err" || { echo "fresh run over a checkpoint: exit $rc"; cat "$dir/err"; fail=1; }
 "$bin" train "${opts[@]}" --batch 64 --seed 7 --epochs-max "$total" --checkpoint "$ck" --resume >/dev/null 2>"$dir/err"; rc=$?
 [[ $rc == 2 ]] && grep -q -- "--batch: .* was written with batch 32, not 64" "$dir/err" || { echo "batch mismatch: exit $rc"; cat "$dir/err"; fail=1; }
 "$bin" train "${opts[@]}" --batch 32 --seed 8 --epochs-max "$total" --checkpoint "$ck" --resume >/dev/null 2>"$dir/err"; rc=$?
