@@ -126,10 +126,14 @@ void price_row(const StudyOption& o, const StudyTarget* target, CompareRow& row)
   }
 }
 
-CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress) {
+CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress, const StudyRunControl& control) {
   ThroughputFn fn = fn_in ? fn_in : ThroughputFn([](const PredictRequest& r) { return predict(r); });
   const PriceCatalog& prices = default_price_catalog();
   CompareResult out{s.name, s.description, s.source, {}};
+  out.total_rows = s.options.size() * s.targets.size();
+  if (control.done.size() > out.total_rows)
+    throw UserError("the earlier run has " + std::to_string(control.done.size()) + " rows, the study " +
+                    std::to_string(out.total_rows));
 
   long long to_run = 0;
   for (const auto& o : s.options)
@@ -146,6 +150,21 @@ CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress
 
   for (const auto& o : s.options) {
     for (const auto& t : s.targets) {
+      if (out.rows.size() < control.done.size()) {
+        // Finished in an earlier run: kept as it is (its numbers are exact in the row file).
+        const CompareRow& prev = control.done[out.rows.size()];
+        if (prev.option != o.label || prev.target != t.label)
+          throw UserError("row " + std::to_string(out.rows.size() + 1) + " of the earlier run is " + prev.option +
+                          " x " + prev.target + ", the study's is " + o.label + " x " + t.label);
+        out.rows.push_back(prev);
+        ++out.resumed_rows;
+        if (o.source != ThroughputSource::given) bar.update(++done, o.label);
+        continue;
+      }
+      if (control.stop && control.stop->load()) {
+        out.interrupted = true;
+        break;
+      }
       CompareRow row;
       row.option = o.label;
       row.target = t.label;
@@ -223,9 +242,12 @@ CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress
 
       price_row(o, &t, row);
       out.rows.push_back(row);
+      if (control.on_row) control.on_row(out);
     }
+    if (out.interrupted) break;
   }
-  bar.finish();
+  bar.finish(out.interrupted ? "interrupted" : "");
+  if (out.interrupted) return out;
 
   // Buy vs rent: owned options against the named rented option, per target.
   if (!s.breakeven_against.empty()) {

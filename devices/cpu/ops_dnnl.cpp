@@ -350,6 +350,22 @@ std::vector<float> Runner::read_plain(int t) {
   return out;
 }
 
+void Runner::write_plain(int t, const std::vector<float>& values) {
+  const Tensor& T = g_.tensor(t);
+  if (static_cast<int64_t>(values.size()) != T.desc.numel())
+    throw InternalError("write_plain: " + T.name + " takes " + std::to_string(T.desc.numel()) + " values, got " +
+                        std::to_string(values.size()));
+  if (!blocked[static_cast<size_t>(t)]) {
+    std::copy(values.begin(), values.end(), ptr(t));
+    return;
+  }
+  memory::desc pd = plain(dims_of(T.desc.shape));
+  std::vector<float> src(values);
+  memory from(pd, eng, src.data()), to(stored(*this, pd, t), eng, ptr(t));
+  dnnl::reorder(from, to).execute(strm, from, to);
+  strm.wait();
+}
+
 void Runner::on_Conv2D(const OpGraph& g, int i) {
   bool fresh;
   auto& s = state_of<Prim>(*this, i, fresh);
