@@ -136,8 +136,7 @@ TEST_CASE("calibrate: overlay YAML round-trips into validation", "[validation][c
   // JSON carries the fitted values and before/after errors under stable names.
   auto j = calibration_json(fit, nullptr);
   CHECK(j["device"] == "fake_gpu");
-  CHECK(j["params"][0]["key"] == "compute_efficiency");
-  CHECK(j["params"][0]["fitted"].get<double>() == Approx(0.37).epsilon(1e-3));
+  CHECK(j["params"]["compute_efficiency"]["fitted"].get<double>() == Approx(0.37).epsilon(1e-3));
   CHECK(j["rows_used"] == 8);
   CHECK(j["mape_pct_after"].get<double>() < 0.1);
   CHECK_FALSE(j.contains("leave_one_out"));
