@@ -44,8 +44,10 @@ std::string scalar_cell(const nlohmann::json& v) {
   }
 }
 
+// An array of objects is the rows of another table; an empty array is treated alike (its
+// column would otherwise come and go with the data).
 bool array_of_objects(const nlohmann::json& v) {
-  if (!v.is_array() || v.empty()) return false;
+  if (!v.is_array()) return false;
   for (const auto& e : v)
     if (!e.is_object()) return false;
   return true;

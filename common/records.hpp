@@ -4,8 +4,8 @@
 //   JSON: one top-level object per document, with schema_version and xpusim_version.
 //   CSV:  one header row, then one row per record. Nested objects become dotted columns
 //         (utilization.mxu), as pandas.json_normalize(sep=".") names them; arrays of
-//         scalars are one cell holding their JSON text; arrays of objects are other tables
-//         (JSON only). Missing values (null) are empty cells; numbers are written in the
+//         scalars are one cell holding their JSON text; arrays of objects (and empty arrays)
+//         are other tables (JSON only). Missing values (null) are empty cells; numbers are written in the
 //         shortest form that reads back to the same double.
 #pragma once
 #include <nlohmann/json.hpp>
