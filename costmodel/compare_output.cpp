@@ -13,7 +13,7 @@ namespace xpusim::cost {
 namespace {
 
 std::string opt_cell(const std::optional<double>& v, int sig) { return v ? fmt_sig(*v, sig) : ""; }
-std::string usd_cell(const std::optional<double>& v) { return v ? fmt_fixed(*v, *v < 100 ? 2 : 0) : ""; }
+std::string usd_cell(const std::optional<double>& v) { return v ? fmt_fixed(*v, 2) : ""; }
 
 // Short names for the table's bound column (the CSV/JSON keep the resource names).
 std::string short_bound(const std::string& b) {

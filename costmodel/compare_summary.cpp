@@ -31,7 +31,7 @@ Pick pick(const CompareResult& r, const std::vector<int>& rows,
   return p;
 }
 
-std::string usd(double v) { return "$" + fmt_fixed(v, v < 100 ? 2 : 0); }
+std::string usd(double v) { return "$" + fmt_fixed(v, 2); }
 std::string hours(double v) { return fmt_sig(v, 3) + " h"; }
 
 // "1.32x" for ratios, with "tied" when they agree to 0.5 %.
@@ -141,6 +141,8 @@ std::vector<std::string> conclusion_lines(const CompareResult& r, const std::vec
         std::string x = ratio(c.cheapest.runner_up_value, c.cheapest.value);
         s += (x == "tied" ? ", tied with " : ", " + x + " cheaper than ") + name(c.cheapest.runner_up) + " (" +
              usd(c.cheapest.runner_up_value) + ")";
+      } else {
+        s += " (no other hardware reaches it)";
       }
       out.push_back(s + "; " + c.cheapest.why + ".");
     }
@@ -150,11 +152,14 @@ std::vector<std::string> conclusion_lines(const CompareResult& r, const std::vec
         std::string x = ratio(c.fastest.runner_up_value, c.fastest.value);
         s += (x == "tied" ? ", tied with " : ", " + x + " faster than ") + name(c.fastest.runner_up) + " (" +
              hours(c.fastest.runner_up_value) + ")";
+      } else {
+        s += " (no other hardware reaches it)";
       }
       out.push_back(s + "; " + c.fastest.why + ".");
     }
     for (const auto& [why, n] : c.not_costed)
-      out.push_back(item + "not costed: " + std::to_string(n) + " of " + std::to_string(c.rows) + " rows (" + why + ").");
+      out.push_back(item + "not costed: " + std::to_string(n) + " of " + std::to_string(c.rows) + " rows: " + why +
+                    (why.empty() || why.back() == '.' ? "" : "."));
   }
   return out;
 }

@@ -124,9 +124,16 @@ class CsvMatchesJson(unittest.TestCase):
 
 def documented_fields(path):
     """{section: [regex]} from docs/outputs.md: `## xpusim <section>` headings and the
-    backticked names in the first column of their tables; `<...>` matches any name part."""
-    out, section = {}, None
-    for line in open(path, encoding="utf-8"):
+    backticked names in the first column of their tables; `<...>` matches any name part;
+    "Also the fields of `xpusim X`" adds section X's names."""
+    out, section, includes = {}, None, {}
+    with open(path, encoding="utf-8") as f:
+        lines = f.readlines()
+    for line in lines:
+        m = re.match(r"^Also the fields of `xpusim ([^`]+)`", line)
+        if m and section:
+            includes.setdefault(section, []).append(m.group(1))
+            continue
         m = re.match(r"^##\s+`?xpusim ([^`]+?)`?\s*$", line)
         if m:
             section = m.group(1).strip()
@@ -141,6 +148,9 @@ def documented_fields(path):
             pat = re.escape(m.group(1))
             pat = re.sub(r"<[^>]*>", ".+", pat.replace("\\<", "<").replace("\\>", ">"))
             out[section].append(re.compile("^" + pat + "$"))
+    for section, others in includes.items():
+        for o in others:
+            out[section] = out[section] + out.get(o, [])
     return out
 
 
