@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <set>
 #include <sstream>
 
 #include "common/error.hpp"
@@ -37,14 +38,28 @@ struct Axis {
   std::vector<double> ticks() const {
     std::vector<double> out;
     if (log) {
+      // Decades; within less than two decades 1-2-5 steps; within less than one, ~5 round
+      // linear steps (so that every chart has at least three labelled ticks).
       for (double e = std::ceil(lo - 1e-9); e <= hi + 1e-9; e += 1) out.push_back(std::pow(10.0, e));
-      if (out.size() < 2) {
+      if (out.size() < 3) {
         out.clear();
         for (double e = std::floor(lo); e <= hi + 1e-9; e += 1)
           for (double m : {1.0, 2.0, 5.0}) {
             double v = m * std::pow(10.0, e);
             if (std::log10(v) >= lo - 1e-9 && std::log10(v) <= hi + 1e-9) out.push_back(v);
           }
+      }
+      if (out.size() < 3) {
+        out.clear();
+        double a = std::pow(10.0, lo), b = std::pow(10.0, hi);
+        double raw = (b - a) / 5, mag = std::pow(10.0, std::floor(std::log10(raw))), step = mag;
+        for (double m : {1.0, 2.0, 5.0, 10.0})
+          if (raw <= m * mag) {
+            step = m * mag;
+            break;
+          }
+        for (double v = std::ceil(a / step) * step; v <= b * (1 + 1e-12); v += step)
+          if (v > 0) out.push_back(v);
       }
       return out;
     }
@@ -89,7 +104,7 @@ void frame(std::ostringstream& s, const SvgChart& c, double l, double t, double 
     << xml_escape(c.title) << "</text>\n";
   s << "<rect x=\"" << f2(l) << "\" y=\"" << f2(t) << "\" width=\"" << f2(r - l) << "\" height=\"" << f2(b - t)
     << "\" fill=\"none\" stroke=\"#444\"/>\n";
-  s << "<text class=\"x-label\" x=\"" << f2((l + r) / 2) << "\" y=\"" << f2(b + 32) << "\" text-anchor=\"middle\">"
+  s << "<text class=\"x-label\" x=\"" << f2((l + r) / 2) << "\" y=\"" << f2(b + 38) << "\" text-anchor=\"middle\">"
     << xml_escape(c.x_label) << "</text>\n";
   s << "<text class=\"y-label\" transform=\"translate(14," << f2((t + b) / 2) << ") rotate(-90)\" text-anchor=\"middle\">"
     << xml_escape(c.y_label) << "</text>\n";
@@ -140,12 +155,19 @@ std::string svg_xy_chart(const SvgChart& chart, const std::vector<SvgSeries>& se
   std::vector<std::pair<double, std::string>> xt = c.x_ticks;
   if (xt.empty())
     for (double v : ax.ticks()) xt.push_back({v, tick_label(v)});
-  for (const auto& [v, label] : xt) {
+  // Labels too long for the space between ticks alternate between two rows.
+  bool stagger = false;
+  for (size_t i = 1; i < xt.size(); ++i) {
+    double gap = std::fabs(ax.map(xt[i].first) - ax.map(xt[i - 1].first));
+    if (3.2 * static_cast<double>(xt[i].second.size() + xt[i - 1].second.size()) + 6 > gap) stagger = true;
+  }
+  for (size_t i = 0; i < xt.size(); ++i) {
+    const auto& [v, label] = xt[i];
     if (c.log_x && v <= 0) continue;
     double x = ax.map(v);
     s << "<line x1=\"" << f2(x) << "\" y1=\"" << f2(t) << "\" x2=\"" << f2(x) << "\" y2=\"" << f2(b)
-      << "\" stroke=\"#ddd\"/><text x=\"" << f2(x) << "\" y=\"" << f2(b + 14) << "\" text-anchor=\"middle\">"
-      << xml_escape(label) << "</text>\n";
+      << "\" stroke=\"#ddd\"/><text x=\"" << f2(x) << "\" y=\"" << f2(b + 14 + (stagger && i % 2 ? 11 : 0))
+      << "\" text-anchor=\"middle\">" << xml_escape(label) << "</text>\n";
   }
   for (double v : ay.ticks()) {
     double y = ay.map(v);
@@ -233,6 +255,10 @@ std::string svg_bar_chart(const SvgChart& c, const std::vector<SvgBar>& bars) {
 
 
 std::string svg_hbar_chart(const SvgChart& chart, const std::vector<SvgBar>& bars, const std::vector<std::string>& notes) {
+  std::set<std::string> series;
+  for (const auto& x : bars) series.insert(x.series);
+  if (series.size() > kMaxSeriesPerChart)
+    throw InternalError("svg_hbar_chart: " + std::to_string(series.size()) + " series in '" + chart.title + "'");
   size_t longest = 0;
   for (const auto& x : bars) longest = std::max(longest, x.label.size());
   SvgChart c = chart;
@@ -258,7 +284,7 @@ std::string svg_hbar_chart(const SvgChart& chart, const std::vector<SvgBar>& bar
   for (size_t i = 0; i < bars.size(); ++i) {
     double y = t + row_h * static_cast<double>(i);
     const SvgBar& x = bars[i];
-    s << "<g class=\"series\" data-label=\"" << xml_escape(x.label) << "\">";
+    s << "<g class=\"bar\" data-series=\"" << xml_escape(x.series) << "\">";
     s << "<text x=\"" << f2(l - 6) << "\" y=\"" << f2(y + 14) << "\" text-anchor=\"end\">" << xml_escape(x.label) << "</text>";
     s << "<rect x=\"" << f2(l) << "\" y=\"" << f2(y + 3) << "\" width=\"" << f2(std::max(1.0, ax.map(x.value) - l))
       << "\" height=\"" << f2(row_h - 6) << "\" fill=\"" << x.colour << "\"><title>"

@@ -52,6 +52,7 @@ struct SvgBar {
   double value = 0;
   std::string colour;
   std::string tip;  // tooltip; default: label and value
+  std::string series;  // svg_hbar_chart: the series (colour) the bar belongs to; at most 8 per chart
 };
 // Vertical bars, one per category (x: category, y: value).
 std::string svg_bar_chart(const SvgChart& chart, const std::vector<SvgBar>& bars);

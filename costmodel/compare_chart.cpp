@@ -52,7 +52,8 @@ std::vector<Chart> compare_charts(const CompareResult& r) {
         if (v) {
           bars.push_back({label, *v, palette_colour(k % kMaxSeriesPerChart),
                           label + ": " + fmt_sig(*v, 4) + " " + m.unit +
-                              (row.bottleneck.empty() ? "" : ", bound by " + row.bottleneck)});
+                              (row.bottleneck.empty() ? "" : ", bound by " + row.bottleneck),
+                          row.option});
         } else {
           notes.push_back("not drawn: " + label + ": " + (row.error.empty() ? "no value" : row.error));
         }
@@ -64,7 +65,7 @@ std::vector<Chart> compare_charts(const CompareResult& r) {
                                  std::to_string(std::min(options.size(), (part + 1) * kMaxSeriesPerChart)) + ")"
                            : "");
       c.x_label = m.axis;
-      c.y_label = "option / target";
+      c.y_label = "study row (option / target)";
       std::string svg = svg_hbar_chart(c, bars, notes);
       out.push_back({svg, attr(svg, "width"), attr(svg, "height")});
     }

@@ -62,9 +62,11 @@ std::string not_drawn_html(const std::string& what, const std::vector<std::strin
 std::string report_html(const ValidationResult& r) {
   std::ostringstream h;
   h << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>xpusim validation</title>\n"
-       "<style>body{font-family:sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse;margin:0.5em 0}"
+       "<style>body{font-family:sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse;margin:0.5em 0}"
        "td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}th{background:#eee}"
-       "td:first-child{text-align:left}svg{margin:0.5em 1em 0.5em 0}</style></head><body>\n";
+       "td:first-child{text-align:left}svg{margin:0.5em 1em 0.5em 0;max-width:100%;height:auto}"
+       ".charts{display:flex;flex-wrap:wrap;gap:0 1em}.chart{max-width:560px}h3{font-size:1em}"
+       "details.not-drawn{font-size:0.85em;color:#444;margin-bottom:1em}</style></head><body>\n";
   h << "<h1>xpusim validation</h1>\n<p>Reference: " << xml_escape(r.reference)
     << ". Error = 100 &times; (predicted &minus; reference) / reference; MAPE = mean |error|.</p>\n";
   h << table_html({"summary", "value"},
@@ -98,8 +100,9 @@ std::string report_html(const ValidationResult& r) {
       metrics.push_back(x.row.metric);
       unit_of[x.row.metric] = x.row.unit;
     }
-  h << "<h2>Predicted vs reference, one chart per metric</h2>\n";
+  h << "<h2>Predicted vs reference, one chart per metric</h2>\n<div class=\"charts\">\n";
   for (const auto& m : metrics) {
+    h << "<div class=\"chart\">\n";
     std::map<std::string, SvgSeries> by_dev;
     std::vector<std::string> not_drawn;
     for (const auto& x : r.rows) {
@@ -127,10 +130,14 @@ std::string report_html(const ValidationResult& r) {
       sc.x_label = "reference (" + unit_of[m] + ")";
       sc.y_label = "predicted (" + unit_of[m] + ")";
       sc.log_x = sc.log_y = sc.diagonal = true;
+      sc.width = 540;
+      sc.height = 380;
       h << svg_xy_chart(sc, parts[k], &not_drawn);
     }
-    h << not_drawn_html(m, not_drawn);
+    if (parts.empty()) h << "<h3>" << xml_escape(m) << ": no chart (no row of it was predicted)</h3>\n";
+    h << not_drawn_html(m, not_drawn) << "</div>\n";
   }
+  h << "</div>\n";
 
   h << "<h2>Error by device</h2>\n";
   std::vector<SvgBar> bars;
@@ -177,7 +184,7 @@ std::string report_html(const ValidationResult& r) {
     ec.x_label = "metric (name)";
     ec.y_label = "error (%)";
     ec.zero_line = true;
-    ec.width = std::max(640, 120 * static_cast<int>(metric_index.size()) + 240);
+    ec.width = std::min(1100, std::max(640, 110 * static_cast<int>(metric_index.size()) + 240));
     h << svg_xy_chart(ec, strip_parts[k], &strip_not_drawn);
   }
   h << not_drawn_html("signed error", strip_not_drawn);

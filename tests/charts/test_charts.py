@@ -60,7 +60,9 @@ def check_chart(chart, where):
     # The quantity axes carry a unit in parentheses (category axes name what they list).
     if not re.search(r"\(.+\)", labels["x-label"]) or not re.search(r"\(.+\)", labels["y-label"]):
         fail(f"{where} '{title}': axis labels without units: {labels}")
-    series = [g for g in chart.iter(SVG_NS + "g") if g.get("class") == "series"]
+    # Series: legend groups of x/y charts, or the distinct series (colours) of bar charts.
+    series = [g.get("data-label") for g in chart.iter(SVG_NS + "g") if g.get("class") == "series"]
+    series += sorted({g.get("data-series") for g in chart.iter(SVG_NS + "g") if g.get("class") == "bar"})
     if len(series) > MAX_SERIES:
         fail(f"{where} '{title}': {len(series)} series > {MAX_SERIES}")
     marks = [e for e in chart.iter() if e.tag in (SVG_NS + "circle", SVG_NS + "rect") and e.get("fill") != "white"
@@ -115,7 +117,7 @@ def screenshot(out):
         sys.exit(77)
     html, svg, chart_html = make_outputs(out)
     shots = []
-    for src, name, size in ((html, "report.png", "1200,3000"), (chart_html, "compare.png", "1000,1400")):
+    for src, name, size in ((html, "report.png", "1280,5200"), (chart_html, "compare.png", "1000,1400")):
         png = os.path.join(out, name)
         if os.path.exists(png):
             os.remove(png)
