@@ -22,6 +22,29 @@ std::string short_bound(const std::string& b) {
   return b;
 }
 
+// Word-wraps a line to `width` columns; continuation lines are indented under the text.
+std::string wrap(const std::string& line, size_t width) {
+  if (line.size() <= width) return line;
+  size_t indent = line.find_first_not_of(' ');
+  if (indent == std::string::npos) indent = 0;
+  const std::string pad(indent + 4, ' ');
+  std::string out, cur;
+  size_t pos = indent;
+  cur = line.substr(0, indent);
+  while (pos < line.size()) {
+    size_t sp = line.find(' ', pos);
+    std::string word = line.substr(pos, sp == std::string::npos ? std::string::npos : sp - pos);
+    pos = sp == std::string::npos ? line.size() : sp + 1;
+    if (cur.size() > pad.size() && cur.size() + 1 + word.size() > width) {
+      out += cur + "\n";
+      cur = pad + word;
+    } else {
+      cur += (cur.empty() || cur.back() == ' ' ? "" : " ") + word;
+    }
+  }
+  return out + cur;
+}
+
 struct Column {
   std::string header;
   int priority;  // 0 = always shown; higher ones are dropped first when the table is too wide
@@ -46,11 +69,11 @@ void print_compare(std::ostream& os, const CompareResult& r, OutputFormat f) {
   // narrowed to kTerminalColumns by dropping the least important ones; notes as footnotes.
   constexpr size_t kTerminalColumns = 100;
   const bool md = f == OutputFormat::markdown;
-  os << (md ? "## " : "") << r.study << (r.description.empty() ? "" : ": " + r.description) << "\n";
-  if (!r.source.empty()) os << (md ? "\n" : "") << "source: " << r.source << "\n";
+  auto fit = [&](const std::string& line) { return md ? line : wrap(line, kTerminalColumns); };
+  os << (md ? "## " : "") << fit(r.study + (r.description.empty() ? "" : ": " + r.description)) << "\n";
+  if (!r.source.empty()) os << (md ? "\n" : "") << fit("source: " + r.source) << "\n";
   os << "\n";
-  for (const auto& line : conclusion_lines(r, conclude(r), md)) os << line << "\n";
-  os << "\n";
+  for (const auto& line : conclusion_lines(r, conclude(r), md)) os << fit(line) << "\n";
 
   std::vector<std::string> notes;
   std::vector<std::string> note_of(r.rows.size());
@@ -116,7 +139,8 @@ void print_compare(std::ostream& os, const CompareResult& r, OutputFormat f) {
   }
   t.print(os, f);
   if (!notes.empty()) os << "\n";
-  for (size_t k = 0; k < notes.size(); ++k) os << "[" << k + 1 << "] " << notes[k] << (md ? "  " : "") << "\n";
+  for (size_t k = 0; k < notes.size(); ++k)
+    os << fit("[" + std::to_string(k + 1) + "] " + notes[k]) << (md ? "  " : "") << "\n";
   os << (md ? "\n" : "") << "All fields (hours, billed hours, energy, curves, bottlenecks): --format csv or json.\n";
 }
 

@@ -160,6 +160,7 @@ std::vector<std::string> conclusion_lines(const CompareResult& r, const std::vec
     for (const auto& [why, n] : c.not_costed)
       out.push_back(item + "not costed: " + std::to_string(n) + " of " + std::to_string(c.rows) + " rows: " + why +
                     (why.empty() || why.back() == '.' ? "" : "."));
+    out.push_back("");  // a blank line between targets (and after a Markdown list)
   }
   return out;
 }

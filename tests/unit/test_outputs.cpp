@@ -9,6 +9,7 @@
 #include "common/error.hpp"
 #include "common/records.hpp"
 #include "common/svg_chart.hpp"
+#include "costmodel/compare.hpp"
 #include "costmodel/compare_summary.hpp"
 
 using namespace xpusim;
@@ -82,6 +83,19 @@ TEST_CASE("compare conclusion: cheapest and fastest per target, runner-up on oth
   for (const auto& l : lines) all += l + "\n";
   CHECK(all.find("cheapest: tpu, $100.00, 1.20x cheaper than gpu_reserved ($120.00)") != std::string::npos);
   CHECK(all.find("fastest:  gpu_on_demand, 8.00 h, 1.25x faster than tpu (10.0 h)") != std::string::npos);
+
+  // The table: conclusion first, lines within 100 columns, columns empty in every row left out.
+  r.study = "s";
+  r.description = std::string(150, 'd');
+  std::ostringstream os;
+  cost::print_compare(os, r, OutputFormat::table);
+  std::istringstream in(os.str());
+  std::string line, text = os.str();
+  while (std::getline(in, line)) CHECK(line.size() <= 100);
+  CHECK(text.find("cheapest: tpu") < text.find("option "));
+  CHECK(text.find("kWh") == std::string::npos);             // no energy in any row
+  CHECK(text.find("breakeven_runs") == std::string::npos);  // no owned hardware
+  CHECK(text.find("[1] synthetic data") != std::string::npos);
 }
 
 TEST_CASE("charts: viewBox, tooltips, not-drawn points with reasons, at most 8 series", "[outputs][charts]") {
