@@ -21,13 +21,10 @@ namespace xpusim::sweep {
 
 namespace {
 
-// Integers (batches, bytes) print in full; other numbers with 10 significant digits, which
-// is what the summary of a resumed run reads back, so fresh and resumed runs agree.
-std::string fmt_num(double v) {
-  double r = std::round(v);
-  if (r == v && std::fabs(v) < 1e15) return std::to_string(static_cast<long long>(r));
-  return fmt_g(v, 10);
-}
+// Integers (batches, bytes) print in full; other numbers in the shortest text that reads back
+// to the same double (common/records.hpp, as every command's CSV), so the summary, which reads
+// the row file back, sees the computed values and fresh and resumed runs agree.
+std::string fmt_num(double v) { return fmt_roundtrip(v); }
 
 std::string one_line(std::string s) {
   for (char& c : s)

@@ -86,7 +86,7 @@ TEST_CASE("compare conclusion: cheapest and fastest per target, runner-up on oth
 
   // The table: conclusion first, lines within 100 columns, columns empty in every row left out.
   r.study = "s";
-  r.description = std::string(150, 'd');
+  for (int i = 0; i < 12; ++i) r.description += "a long description ";
   std::ostringstream os;
   cost::print_compare(os, r, OutputFormat::table);
   std::istringstream in(os.str());
