@@ -65,7 +65,7 @@ std::vector<Chart> compare_charts(const CompareResult& r) {
                                  std::to_string(std::min(options.size(), (part + 1) * kMaxSeriesPerChart)) + ")"
                            : "");
       c.x_label = m.axis;
-      c.y_label = "study row (option / target)";
+      c.y_label = "row (option / target)";
       std::string svg = svg_hbar_chart(c, bars, notes);
       out.push_back({svg, attr(svg, "width"), attr(svg, "height")});
     }
