@@ -52,6 +52,7 @@ nlohmann::json CompareRow::to_json() const {
   j["target_metric"] = target_metric;
   j["target_accuracy"] = target_accuracy > 0 ? nlohmann::json(target_accuracy) : nlohmann::json(nullptr);
   j["convergence_curve"] = curve.empty() ? nlohmann::json(nullptr) : nlohmann::json(curve);
+  j["bottleneck"] = bottleneck.empty() ? nlohmann::json(nullptr) : nlohmann::json(bottleneck);
   j["throughput_samples_per_s"] = opt_json(throughput_samples_per_s);
   j["price_usd_per_h"] = opt_json(price_usd_per_h);
   j["samples_per_s_per_usd_per_h"] = opt_json(samples_per_s_per_usd_per_h);
@@ -145,6 +146,7 @@ CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress
     std::optional<double> value;
     int64_t global_batch = 0;
     std::string error;
+    std::string bottleneck;
   };
   std::map<std::string, Tp> cache;
 
@@ -223,6 +225,7 @@ CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress
                          " returned no throughput";
             else
               tp.value = rep.throughput_samples_per_s;
+            tp.bottleneck = resource_name(rep.bottleneck);
             tp.global_batch = rep.global_batch > 0 ? rep.global_batch : row.global_batch;
             if (!rep.fits_in_memory) tp.error = "does not fit in device memory (" + std::to_string(rep.memory_bytes) + " bytes)";
           } catch (const std::exception& e) {
@@ -239,6 +242,7 @@ CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress
       row.global_batch = tp.global_batch;
       row.throughput_samples_per_s = tp.value;
       row.error = tp.error;
+      row.bottleneck = tp.bottleneck;
 
       price_row(o, &t, row);
       out.rows.push_back(row);
