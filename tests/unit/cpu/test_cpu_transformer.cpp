@@ -103,7 +103,35 @@ std::vector<float> train_fixed_batch(Precision p, int steps, bool plan_memory = 
   return losses;
 }
 
+// GELU between batch norm and a convolution on 16 channels: its tensors are stored
+// channel-blocked (choose_layouts' elementwise groups), so GELU forward and its src-based
+// backward run on blocked operands.
+void gelu_conv_net(ModelBuilder& b) {
+  int x = b.image_input(3, 5, 5);
+  int labels = b.labels();
+  int y = b.activation(b.batch_norm(b.conv(x, 16, 3, 1, 1, false, "c1"), "bn"), ActivationFn::gelu, "gelu");
+  y = b.global_avg_pool(b.conv(y, 4, 3, 1, 1, true, "c2"), "gap");
+  b.softmax_cross_entropy(b.dense(y, 3, true, "d"), labels, "loss");
+}
+
 }  // namespace
+
+TEST_CASE("gelu gradients on channel-blocked tensors; transformer tensors stay plain", "[cpu][transformer]") {
+  Harness h(gelu_conv_net, 2);
+  int gelu_in = -1;
+  for (int i = 0; i < h.g.num_ops(); ++i)
+    if (h.g.op(i).kind == OpKind::Activation) gelu_in = h.g.op(i).inputs[0];
+  REQUIRE(gelu_in >= 0);
+  CHECK(h.ex->stored_blocked(gelu_in));
+  check_all_weight_gradients(h);
+  // Layer norm, attention, softmax and transpose read plain storage: none of their tensors
+  // is blocked (they are 3-D and not conv / batch-norm arguments).
+  OpGraph g = build_graph(find_model("tiny_transformer"), tiny_options(2));
+  ExecOptions o;
+  o.threads = 1;
+  Executor ex(g, o);
+  for (int t = 0; t < g.num_tensors(); ++t) CHECK_FALSE(ex.stored_blocked(t));
+}
 
 TEST_CASE("transformer forward ops match naive reference loops", "[cpu][transformer]") {
   Harness h(forward_net, 2);
@@ -182,7 +210,7 @@ TEST_CASE("tiny_transformer: bf16 (emulated) trains and the memory plan changes 
   auto l = train_fixed_batch(Precision::bf16, 8);
   INFO("first " << l.front() << " last " << l.back());
   CHECK(std::isfinite(l.back()));
-  CHECK(l.back() < 0.9 * l.front());
+  CHECK(l.back() < 0.8 * l.front());
   CHECK(train_fixed_batch(Precision::fp32, 3, true) == train_fixed_batch(Precision::fp32, 3, false));
 }
 
