@@ -18,12 +18,25 @@ void print_compare(std::ostream& os, const CompareResult& r, OutputFormat f) {
     print_json(os, r.to_json());
     return;
   }
-  Table t({"option", "target", "throughput_samples_per_s", "price_usd_per_h", "samples_per_s_per_usd_per_h",
-           "epochs_to_target", "hours_to_target", "cost_to_target_usd", "energy_kwh", "breakeven_runs", "note"});
-  for (const auto& row : r.rows)
-    t.add({row.option, row.target, cell(row.throughput_samples_per_s), cell(row.price_usd_per_h),
-           cell(row.samples_per_s_per_usd_per_h), cell(row.epochs_to_target), cell(row.hours_to_target),
-           cell(row.cost_to_target_usd), cell(row.energy_kwh), cell(row.breakeven_runs), row.error});
+  // The tokens/s column only appears when a row has it (Transformer studies), so the tables
+  // of every other study keep their shape.
+  bool tokens = false;
+  for (const auto& row : r.rows) tokens = tokens || row.throughput_tokens_per_s.has_value();
+  std::vector<std::string> head{"option", "target", "throughput_samples_per_s"};
+  if (tokens) head.push_back("throughput_tokens_per_s");
+  for (const char* h : {"price_usd_per_h", "samples_per_s_per_usd_per_h", "epochs_to_target", "hours_to_target",
+                        "cost_to_target_usd", "energy_kwh", "breakeven_runs", "note"})
+    head.push_back(h);
+  Table t(head);
+  for (const auto& row : r.rows) {
+    std::vector<std::string> cells{row.option, row.target, cell(row.throughput_samples_per_s)};
+    if (tokens) cells.push_back(cell(row.throughput_tokens_per_s));
+    for (const std::string& c : {cell(row.price_usd_per_h), cell(row.samples_per_s_per_usd_per_h),
+                                 cell(row.epochs_to_target), cell(row.hours_to_target), cell(row.cost_to_target_usd),
+                                 cell(row.energy_kwh), cell(row.breakeven_runs), row.error})
+      cells.push_back(c);
+    t.add(cells);
+  }
   if (f == OutputFormat::table) {
     os << r.study << (r.description.empty() ? "" : ": " + r.description) << "\n";
     if (!r.source.empty()) os << "source: " << r.source << "\n";

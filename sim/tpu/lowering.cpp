@@ -150,9 +150,52 @@ double layout_padding(const TensorDesc& d, bool is_weight, int sublanes, int lan
   return pad(lane_dim, lanes) * pad(sub_dim, sublanes);
 }
 
-double layout_padding(const Tensor& t, int sublanes, int lanes) {
-  bool w = t.role == TensorRole::weight || t.role == TensorRole::weight_grad || t.role == TensorRole::optimizer_state;
-  return layout_padding(t.desc, w, sublanes, lanes);
+// Row-major tiling: the last dimension on lanes, the one before it on sublanes.
+double minor_tiling_padding(const Shape& s, int sublanes, int lanes) {
+  auto pad = [](int64_t x, int64_t to) { return static_cast<double>(ceil_div(x, to) * to) / static_cast<double>(x); };
+  const int64_t lane_dim = s.back(), sub_dim = s[s.size() - 2];
+  if (lane_dim <= 0 || sub_dim <= 0) return 1.0;
+  return pad(lane_dim, lanes) * pad(sub_dim, sublanes);
+}
+
+// Ops of the Transformer family: their tensors are sequences [N, T, D] and attention scores
+// [N, H, Tq, Tk] (or heads [N, H, T, dh]) in row-major layout, not NCHW images.
+bool sequence_kind(const OpNode& op) {
+  switch (op.kind) {
+    case OpKind::Attention:
+    case OpKind::AttentionBackward:
+    case OpKind::LayerNorm:
+    case OpKind::LayerNormBackward:
+    case OpKind::Softmax:
+    case OpKind::SoftmaxBackward:
+    case OpKind::Transpose:
+    case OpKind::Scale:
+      return true;
+    case OpKind::MatMul:
+      return op.attrs.batches > 1;
+    default:
+      return false;
+  }
+}
+
+// Whether tensor t (rank >= 3) is produced or read by a Transformer-family op. XLA keeps the
+// logical minor dimension of such arrays minor: attention scores [N, H, Tq, Tk] tile Tk on
+// lanes and Tq on sublanes. The NCHW rule above (channels on lanes) is the convolution layout
+// and would put H = 12 heads on 128 lanes, a false 10.7x padding of every score.
+bool sequence_layout(const OpGraph& g, int t) {
+  const Tensor& tt = g.tensor(t);
+  if (tt.desc.shape.size() < 3 || tt.role == TensorRole::weight) return false;
+  if (tt.producer >= 0 && sequence_kind(g.op(tt.producer))) return true;
+  for (int c : g.consumers(t))
+    if (sequence_kind(g.op(c))) return true;
+  return false;
+}
+
+double layout_padding(const OpGraph& g, int t, int sublanes, int lanes) {
+  const Tensor& tt = g.tensor(t);
+  if (sequence_layout(g, t)) return minor_tiling_padding(tt.desc.shape, sublanes, lanes);
+  bool w = tt.role == TensorRole::weight || tt.role == TensorRole::weight_grad || tt.role == TensorRole::optimizer_state;
+  return layout_padding(tt.desc, w, sublanes, lanes);
 }
 
 // Bytes of tensor t as read by op (weights in the op's compute type, as models/work.cpp
@@ -160,7 +203,7 @@ double layout_padding(const Tensor& t, int sublanes, int lanes) {
 double read_bytes(const OpGraph& g, const OpNode& op, int t, const TpuSpec& s) {
   const Tensor& tt = g.tensor(t);
   if (tt.is_view) return 0;
-  double pad = layout_padding(tt, s.vector_sublanes, s.vector_lanes);
+  double pad = layout_padding(g, t, s.vector_sublanes, s.vector_lanes);
   if (tt.role == TensorRole::weight && op.phase != Phase::update)
     return static_cast<double>(tt.desc.numel() * dtype_bytes(op.compute_dtype)) * pad;
   return static_cast<double>(tt.desc.bytes()) * pad;
@@ -168,7 +211,7 @@ double read_bytes(const OpGraph& g, const OpNode& op, int t, const TpuSpec& s) {
 
 double padded_bytes(const OpGraph& g, int t, const TpuSpec& s) {
   const Tensor& tt = g.tensor(t);
-  return static_cast<double>(tt.desc.bytes()) * layout_padding(tt, s.vector_sublanes, s.vector_lanes);
+  return static_cast<double>(tt.desc.bytes()) * layout_padding(g, t, s.vector_sublanes, s.vector_lanes);
 }
 
 // Vector work of an op runs on padded vregs too: scale by its largest tensor's padding.
@@ -178,7 +221,7 @@ double op_padding(const OpGraph& g, const OpNode& op, const TpuSpec& s) {
     if (biggest < 0 || g.tensor(t).desc.numel() > g.tensor(biggest).desc.numel()) biggest = t;
   for (int t : op.inputs)
     if (biggest < 0 || g.tensor(t).desc.numel() > g.tensor(biggest).desc.numel()) biggest = t;
-  return biggest < 0 ? 1.0 : layout_padding(g.tensor(biggest), s.vector_sublanes, s.vector_lanes);
+  return biggest < 0 ? 1.0 : layout_padding(g, biggest, s.vector_sublanes, s.vector_lanes);
 }
 
 // A view's storage is its source's: follow reshapes back to the tensor that owns the bytes.
