@@ -25,6 +25,10 @@ struct OpNeeds {
   bool chunk_contraction = false;  // split over L (weight gradients) instead of P
   int hbm_passes = 1;        // reads of the inputs (2 for batch norm: statistics, then apply)
   double anchor_vector_flops = 0;  // MXU ops: FLOPs of the op itself that run on the vector unit
+  // The repeats are independent products with operands of their own (a batched matmul, one
+  // GEMM per batch element and head of attention): VMEM chunks split the repeats, each chunk
+  // running whole GEMMs, instead of splitting every GEMM's rows (see chunking below).
+  bool independent_repeats = false;
 };
 
 class Classifier final : public OpVisitor<OpNeeds> {
@@ -41,6 +45,7 @@ class Classifier final : public OpVisitor<OpNeeds> {
     OpNeeds n = of(Role::mxu);
     n.gemm = {a.m, a.k, a.n};
     n.gemm_repeats = a.batches;
+    n.independent_repeats = a.batches > 1;
     return n;
   }
   OpNeeds on_LayerNorm(const OpGraph&, int) override { OpNeeds n = of(Role::vector); n.hbm_passes = 2; return n; }
@@ -115,6 +120,7 @@ class Classifier final : public OpVisitor<OpNeeds> {
     OpNeeds n = of(Role::mxu);
     n.gemm = {qs[1], qs[2] / heads, ks[1]};
     n.gemm_repeats = gemms * qs[0] * heads;
+    n.independent_repeats = true;
     n.anchor_vector_flops = per_score * static_cast<double>(qs[0] * heads * qs[1] * ks[1]);
     (void)op;
     return n;
@@ -381,7 +387,9 @@ Program lower_step(const OpGraph& g, const TpuSpec& s, const LoweringOptions& o)
     double stream_bytes = act_read + write_bytes + (weights_resident ? 0 : weight_bytes);
     int64_t chunks = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(stream_bytes / vmem_half)));
     if (gr.role == Role::mxu) {
-      int64_t dim = gr.needs.chunk_contraction ? gr.needs.gemm.l : gr.needs.gemm.p;
+      int64_t dim = gr.needs.independent_repeats ? gr.needs.gemm_repeats
+                    : gr.needs.chunk_contraction ? gr.needs.gemm.l
+                                                 : gr.needs.gemm.p;
       chunks = std::min(chunks, std::max<int64_t>(1, dim));
     }
     fo.chunks = static_cast<int>(chunks);
@@ -389,8 +397,16 @@ Program lower_step(const OpGraph& g, const TpuSpec& s, const LoweringOptions& o)
     double mxu_s_per_chunk = 0, acc_ops = 0;
     if (gr.role == Role::mxu) {
       GemmShape c = gr.needs.gemm;
-      if (gr.needs.chunk_contraction) c.l = ceil_div(c.l, chunks); else c.p = ceil_div(c.p, chunks);
-      int64_t cycles = best_gemm_cycles(c, s.mxu_rows, s.mxu_cols, s.mxu_count) * gr.needs.gemm_repeats;
+      int64_t cycles = 0;
+      if (gr.needs.independent_repeats) {
+        // A chunk holds whole products: splitting each [Tq, dh] x [dh, Tk] GEMM's rows over
+        // the chunks instead would reload its stationary operand once per chunk and per
+        // repeat, which no compiler does (XLA tiles a batched dot over its batch dimensions).
+        cycles = best_gemm_cycles(c, s.mxu_rows, s.mxu_cols, s.mxu_count) * ceil_div(gr.needs.gemm_repeats, chunks);
+      } else {
+        if (gr.needs.chunk_contraction) c.l = ceil_div(c.l, chunks); else c.p = ceil_div(c.p, chunks);
+        cycles = best_gemm_cycles(c, s.mxu_rows, s.mxu_cols, s.mxu_count) * gr.needs.gemm_repeats;
+      }
       mxu_s_per_chunk = static_cast<double>(cycles) * cyc;
       // Partial sums of each further K tile are added on the vector unit (one op per output).
       double k_tiles = static_cast<double>(ceil_div(gr.needs.gemm.l, s.mxu_rows));
