@@ -53,7 +53,7 @@ TEST_CASE("TPU: GPT-2 attention runs within a small factor of the MXU limit", "[
   // (batch, head) have a 64-deep contraction or 64 output columns (dh = 64), so at best they
   // fill half of a 128 x 128 array: the bound below allows that factor 2, the softmax on the
   // vector unit and the weight-load latency of each small GEMM, another factor 2.
-  const TpuSpec s = load_tpu_spec(config_dir() + "/devices/tpu_v3.yaml");
+  const tpu::TpuSpec s = tpu::load_tpu_spec(config_dir() + "/devices/tpu_v3.yaml");
   const double peak = 2.0 * s.mxu_rows * s.mxu_cols * s.mxu_count * s.clock_mhz * 1e6;  // FLOP/s per core
   const double n = 8, t = 1024, d = 768;
   const double ideal_fwd = 4 * n * t * t * d / peak;
