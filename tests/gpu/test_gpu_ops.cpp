@@ -126,7 +126,7 @@ HostAttention host_attention(const Shape& qs, const Shape& ks, int64_t H, bool c
   for (int64_t n = 0; n < N; ++n)
     for (int64_t h = 0; h < H; ++h)
       for (int64_t i = 0; i < Tq; ++i) {
-        std::vector<double> s(size_t(Tk)), pr(size_t(Tk), 0.0), dp(size_t(Tk), 0.0);
+        std::vector<double> s(static_cast<size_t>(Tk)), pr(static_cast<size_t>(Tk), 0.0), dp(static_cast<size_t>(Tk), 0.0);
         double m = -1e300, sum = 0;
         const int64_t last = causal ? i : Tk - 1;
         for (int64_t j = 0; j <= last; ++j) {
@@ -216,7 +216,7 @@ bool reference(const Ctx& c, std::vector<Vec>& want) {
     }
     case OpKind::LayerNorm: {
       const int64_t D = c.s(n.inputs[0]).back(), R = int64_t(c.in[0].size()) / D;
-      Vec y(c.in[0].size()), mean(size_t(R)), rstd(size_t(R));
+      Vec y(c.in[0].size()), mean(static_cast<size_t>(R)), rstd(static_cast<size_t>(R));
       for (int64_t r = 0; r < R; ++r) {
         double m = 0, var = 0;
         for (int64_t j = 0; j < D; ++j) m += c.in[0][size_t(r * D + j)];
@@ -232,7 +232,7 @@ bool reference(const Ctx& c, std::vector<Vec>& want) {
     }
     case OpKind::LayerNormBackward: {  // in: dy, x, gamma, mean, rstd
       const int64_t D = c.s(n.inputs[1]).back(), R = int64_t(c.in[1].size()) / D;
-      Vec dx(c.in[1].size()), dg(size_t(D), 0.f), db(size_t(D), 0.f);
+      Vec dx(c.in[1].size()), dg(static_cast<size_t>(D), 0.f), db(static_cast<size_t>(D), 0.f);
       for (int64_t r = 0; r < R; ++r) {
         double mg = 0, mgx = 0, rs = c.in[4][size_t(r)];
         auto xh = [&](int64_t j) { return (c.in[1][size_t(r * D + j)] - c.in[3][size_t(r)]) * rs; };
