@@ -35,6 +35,7 @@ void print_step_report(std::ostream& os, const StepReport& r, OutputFormat f) {
   t.add({"global_batch", std::to_string(r.global_batch)});
   t.add({"step_time_s", fmt_sig(r.step_time_s, 5)});
   t.add({"throughput_samples_per_s", fmt_sig(r.throughput_samples_per_s, 5)});
+  if (r.throughput_tokens_per_s > 0) t.add({"throughput_tokens_per_s", fmt_sig(r.throughput_tokens_per_s, 5)});
   t.add({"memory_bytes", std::to_string(r.memory_bytes) + " (" + fmt_bytes(r.memory_bytes) + ")"});
   t.add({"memory_capacity_bytes", std::to_string(r.memory_capacity_bytes)});
   t.add({"fits_in_memory", r.fits_in_memory ? "true" : "false"});

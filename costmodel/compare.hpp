@@ -27,6 +27,8 @@ struct CompareRow {
   std::string target_metric;
   std::string curve;
   std::string bottleneck;       // resource that bounded the step (predicted/measured); empty when given
+  // Token-wise sequence models only (see ModelSpec::tokens_per_sample); absent otherwise.
+  std::optional<double> throughput_tokens_per_s;
   std::optional<double> throughput_samples_per_s, price_usd_per_h, samples_per_s_per_usd_per_h, epochs_to_target,
       hours_to_target, billed_hours, cost_to_target_usd, energy_kwh, breakeven_runs;
   std::string error;            // why fields are missing (prediction failed, target not reached, ...)

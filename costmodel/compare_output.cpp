@@ -88,6 +88,7 @@ void print_compare(std::ostream& os, const CompareResult& r, OutputFormat f) {
       {"option", 0, [](const CompareRow& x) { return x.option; }},
       {"target", 0, [](const CompareRow& x) { return x.target; }},
       {"samples/s", 0, [](const CompareRow& x) { return opt_cell(x.throughput_samples_per_s, 4); }},
+      {"tokens/s", 1, [](const CompareRow& x) { return opt_cell(x.throughput_tokens_per_s, 4); }},
       {"USD/h", 0, [](const CompareRow& x) { return usd_cell(x.price_usd_per_h); }},
       {"epochs", 2, [](const CompareRow& x) { return opt_cell(x.epochs_to_target, 3); }},
       {"hours", 0, [](const CompareRow& x) { return opt_cell(x.hours_to_target, 3); }},
