@@ -16,7 +16,7 @@ void register_predict(CLI::App& app) {
   auto build = std::make_shared<std::string>();
   auto fmt = std::make_shared<std::string>();
   auto task = std::make_shared<std::string>("train");
-  auto* cmd = app.add_subcommand("predict", "predict a training step of a model on a device (simulated, not run)");
+  auto* cmd = app.add_subcommand("predict", "predict a training step (or an inference pass, --task inference) of a model on a device (simulated, not run)");
   cmd->add_option("--device", r->placement.device, "device name (configs/devices/) or YAML path")->required();
   cmd->add_option("--count", r->placement.count,
                   "devices: GPUs, TPU cores (v2-8 = 8) or vCPUs of one CPU machine")

@@ -15,7 +15,7 @@ void register_run(CLI::App& app) {
   auto data = std::make_shared<std::string>("synthetic");
   auto fmt = std::make_shared<std::string>();
   auto task = std::make_shared<std::string>("train");
-  auto* cmd = app.add_subcommand("run", "run training steps for real on a backend and measure them");
+  auto* cmd = app.add_subcommand("run", "run training steps (or inference passes, --task inference) for real on a backend and measure them");
   cmd->add_option("--backend", r->engine, "cpu or cuda (see xpusim backends)")->required();
   cmd->add_option("--model", r->model, "zoo model or model YAML path")->required();
   cmd->add_option("--batch", r->batch_per_device, "batch per device")->capture_default_str()->check(int_in(1, kMaxBatch));

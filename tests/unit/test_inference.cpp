@@ -12,6 +12,7 @@
 #include "models/work.hpp"
 #include "models/zoo.hpp"
 #include "predict/predict.hpp"
+#include "sweep/sweep_spec.hpp"
 #include "validation/metrics.hpp"
 #include "validation/reference_csv.hpp"
 #include "validation/validate.hpp"
@@ -351,5 +352,19 @@ TEST_CASE("compare: a study option with task inference predicts forward passes",
   } catch (const UserError& e) {
     CHECK_THAT(e.what(), Catch::Contains("task:"));
     CHECK_THAT(e.what(), Catch::Contains("eval"));
+  }
+}
+
+TEST_CASE("sweep: task is an axis field", "[inference][sweep]") {
+  sweep::PointRequest r;
+  sweep::apply_assignment(r, "task", "inference");
+  CHECK(r.predict.task == Task::inference);
+  sweep::apply_assignment(r, "task", "train");
+  CHECK(r.predict.task == Task::train);
+  try {
+    sweep::apply_assignment(r, "task", "serve");
+    FAIL("no error");
+  } catch (const FieldError& e) {
+    CHECK(e.field() == "task");
   }
 }
