@@ -78,8 +78,11 @@ void register_graph(CLI::App& app) {
       j["model"] = spec.name;
       j["batch"] = a->batch;
       j["precision"] = precision_name(o.precision);
-      j["optimizer"] = optimizer_name(o.training_options.optimizer);
-      if (o.task == Task::inference) j["task"] = task_name(o.task);
+      // An inference pass updates nothing: no optimizer to name.
+      if (o.task == Task::inference)
+        j["task"] = task_name(o.task);
+      else
+        j["optimizer"] = optimizer_name(o.training_options.optimizer);
       j["ops"] = ops;
       print_json(std::cout, j);
       return;

@@ -99,7 +99,7 @@ py::object graph_py(const std::string& model, int64_t batch, const std::string& 
   j["model"] = spec.name;
   j["batch"] = batch;
   j["precision"] = xpusim::precision_name(o.precision);
-  j["optimizer"] = xpusim::optimizer_name(o.training_options.optimizer);
+  if (o.task != xpusim::Task::inference) j["optimizer"] = xpusim::optimizer_name(o.training_options.optimizer);
   return to_python(j);
 }
 
