@@ -29,15 +29,17 @@ OpGraph lower_to_inference(const OpGraph& f) {
   }
   auto real = [&](int t) { return alias[static_cast<size_t>(t)]; };
 
-  // The model's outputs: the logits of the last loss op; a graph without a loss keeps every
-  // forward value nothing reads.
+  // The model's outputs: the logits of every loss op but those of training-only heads; a
+  // graph without a loss keeps every forward value nothing reads.
   std::vector<bool> needed(n_t, false);
-  int last_loss = -1;
-  for (int i = 0; i < n_ops; ++i)
-    if (is_loss(f.op(i))) last_loss = i;
-  if (last_loss >= 0) {
-    needed[static_cast<size_t>(real(f.op(last_loss).inputs[0]))] = true;
-  } else {
+  bool any_loss = false;
+  for (int i = 0; i < n_ops; ++i) {
+    const OpNode& op = f.op(i);
+    if (!is_loss(op)) continue;
+    any_loss = true;
+    if (!op.attrs.training_only) needed[static_cast<size_t>(real(op.inputs[0]))] = true;
+  }
+  if (!any_loss) {
     for (int i = 0; i < n_ops; ++i)
       for (int t : f.op(i).outputs)
         if (f.tensor(t).role == TensorRole::activation && f.consumers(t).empty()) needed[static_cast<size_t>(real(t))] = true;

@@ -1,8 +1,8 @@
 // Inference lowering: the forward graph a zoo family builds (inputs, labels, layers, loss)
 // -> the graph of one inference pass. What a framework runs for model.eval() / predict():
-//   - no labels input and no loss op: the output is the logits of the model's last loss op
-//     (the main head; auxiliary heads such as Inception's exist only for training and are
-//     removed with every op that only fed them);
+//   - no labels input and no loss op: the outputs are the logits of the model's loss ops
+//     (BERT pre-training keeps both heads); a head whose loss is marked training_only
+//     (Inception's auxiliary classifier) is removed with every op that only fed it;
 //   - dropout is the identity: its consumers read its input directly;
 //   - no backward, no all-reduce, no optimizer update, no gradient buffers;
 //   - batch norm normalises with running statistics (work.cpp counts 2 FLOPs per element).

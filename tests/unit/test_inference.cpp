@@ -88,7 +88,8 @@ TEST_CASE("task names parse and a bad one is a field error naming task", "[infer
 }
 
 TEST_CASE("the inference graph is the forward pass only", "[inference]") {
-  for (const char* model : {"resnet50", "gnmt", "vgg16", "inception_v3", "mnist_mlp"}) {
+  for (const char* model : {"resnet50", "gnmt", "vgg16", "inception_v3", "mnist_mlp", "bert_base", "gpt2",
+                            "bert_large_pretraining"}) {
     INFO(model);
     OpGraph inf = graph_of(model, 4, Task::inference);
     check_forward_only(inf);
@@ -138,6 +139,16 @@ TEST_CASE("inference keeps the main head's work and drops what only training nee
   GraphTotals it = graph_totals(graph_of("inception_v3", 2, Task::train));
   GraphTotals ii = graph_totals(graph_of("inception_v3", 2, Task::inference));
   CHECK(ii.params < it.params);
+  OpGraph inc = graph_of("inception_v3", 2, Task::inference);
+  for (int i = 0; i < inc.num_ops(); ++i) CHECK(inc.op(i).name.rfind("AuxLogits", 0) == std::string::npos);
+
+  // BERT pre-training: both heads (masked LM and next sentence) are outputs of the model in
+  // eval mode too, so inference keeps both and only the losses go.
+  OpGraph bp = graph_of("bert_large_pretraining", 2, Task::inference);
+  int heads = 0;
+  for (int i = 0; i < bp.num_ops(); ++i)
+    if (bp.op(i).name == "head.mlm.decoder" || bp.op(i).name == "head.nsp") ++heads;
+  CHECK(heads == 2);
 
   // VGG-16: dropout is the identity, so the op after each dropout reads the dropout's input.
   GraphOptions fo;
@@ -166,7 +177,7 @@ TEST_CASE("inference keeps the main head's work and drops what only training nee
 }
 
 TEST_CASE("inference memory: weights in the compute type, live activations, input; no gradients", "[inference]") {
-  for (const char* model : {"resnet50", "gnmt"}) {
+  for (const char* model : {"resnet50", "gnmt", "bert_base"}) {
     INFO(model);
     GraphTotals tr = graph_totals(graph_of(model, 32, Task::train));
     GraphTotals in = graph_totals(graph_of(model, 32, Task::inference));
@@ -205,7 +216,8 @@ TEST_CASE("inference peak memory of mnist_mlp, derived by hand", "[inference]") 
 
 TEST_CASE("analytical engine: inference needs less memory and runs faster than training", "[inference][analytical]") {
   for (const char* device : {"a100_sxm4_40gb", "v100_sxm2_16gb"}) {
-    for (const auto& [model, batch] : std::vector<std::pair<std::string, int64_t>>{{"resnet50", 64}, {"gnmt", 64}}) {
+    for (const auto& [model, batch] :
+         std::vector<std::pair<std::string, int64_t>>{{"resnet50", 64}, {"gnmt", 64}, {"bert_base", 32}}) {
       INFO(device << " " << model);
       StepReport tr = predict(request(model, device, 1, batch, "mixed_fp16", Task::train));
       StepReport in = predict(request(model, device, 1, batch, "mixed_fp16", Task::inference));
@@ -253,7 +265,8 @@ TEST_CASE("data-parallel inference exchanges nothing", "[inference][analytical]"
 }
 
 TEST_CASE("tpu_systemc engine: inference needs less memory and runs faster than training", "[inference][tpu]") {
-  for (const auto& [model, batch] : std::vector<std::pair<std::string, int64_t>>{{"resnet50", 128}, {"gnmt", 64}}) {
+  for (const auto& [model, batch] :
+       std::vector<std::pair<std::string, int64_t>>{{"resnet50", 128}, {"gnmt", 64}, {"bert_base", 32}}) {
     INFO(model);
     PredictRequest r = request(model, "tpu_v3", 8, batch, "bf16", Task::train);
     StepReport tr = predict(r);
