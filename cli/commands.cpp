@@ -111,6 +111,15 @@ StopOnSignal::~StopOnSignal() {
 
 const std::atomic<bool>& StopOnSignal::flag() const { return g_stop; }
 
+void test_interrupt_point() {
+  static const long long after = [] {
+    const char* v = std::getenv("XPUSIM_TEST_INTERRUPT_AFTER");
+    return v ? std::atoll(v) : 0LL;
+  }();
+  static long long calls = 0;
+  if (after > 0 && ++calls == after) std::raise(SIGINT);
+}
+
 void add_format_option(CLI::App& cmd, std::string& target, const std::string& choices, const std::string& def) {
   target = def;
   cmd.add_option("--format", target, "output format: " + choices)->capture_default_str();

@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "common/records.hpp"
+
 namespace xpusim::cli {
 
 nlohmann::json step_report_json(const StepReport& r) {
@@ -13,7 +15,11 @@ nlohmann::json step_report_json(const StepReport& r) {
 
 void print_step_report(std::ostream& os, const StepReport& r, OutputFormat f) {
   if (f == OutputFormat::json) {
-    print_json(os, step_report_json(r));
+    print_json_document(os, step_report_json(r));
+    return;
+  }
+  if (f == OutputFormat::csv) {  // one row, the JSON's fields (utilization.mxu, per_op_s.Conv2D, ...)
+    print_csv_records(os, nlohmann::json::array({step_report_json(r)}), {"engine", "device", "count", "system", "model"});
     return;
   }
   Table t({"field", "value"});
