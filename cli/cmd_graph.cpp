@@ -21,6 +21,7 @@ struct GraphArgs {
   std::string optimizer;
   std::string format = "table";
   bool totals_only = false;
+  std::string task = "train";
 };
 }  // namespace
 
@@ -34,6 +35,10 @@ void register_graph(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--optimizer", a->optimizer, "sgd_momentum|adam (default: the model's recipe)");
   cmd->add_flag("--totals", a->totals_only, "print the totals only, no per-op rows");
+  cmd->add_option("--task", a->task,
+                  "train (totals of the training step) or inference (the forward pass only: no labels, loss, "
+                  "backward or update)")
+      ->capture_default_str();
   add_format_option(*cmd, a->format, "table|json|csv", "table");
   cmd->callback([a] {
     OutputFormat f = parse_output_format(a->format, {OutputFormat::table, OutputFormat::json, OutputFormat::csv});
@@ -46,7 +51,8 @@ void register_graph(CLI::App& app) {
     std::string opt = a->optimizer.empty() ? spec.optimizer : a->optimizer;
     if (!parse_optimizer(opt, o.training_options.optimizer))
       throw UserError("--optimizer: unknown optimizer '" + opt + "' (sgd_momentum|adam)");
-    o.training = true;  // totals always cover the training step; --train lists its ops
+    o.task = task_from_name(a->task);
+    o.training = true;  // totals always cover the training step (or the inference pass); --train lists its ops
     OpGraph g = build_graph(spec, o);
     GraphTotals t = graph_totals(g);
     std::vector<int> shown;
@@ -74,7 +80,11 @@ void register_graph(CLI::App& app) {
       j["model"] = spec.name;
       j["batch"] = a->batch;
       j["precision"] = precision_name(o.precision);
-      j["optimizer"] = optimizer_name(o.training_options.optimizer);
+      // An inference pass updates nothing: no optimizer to name.
+      if (o.task == Task::inference)
+        j["task"] = task_name(o.task);
+      else
+        j["optimizer"] = optimizer_name(o.training_options.optimizer);
       if (f == OutputFormat::csv) {
         if (a->totals_only) print_csv_records(std::cout, nlohmann::json::array({j}), {"model", "batch", "precision"});
         else print_csv_records(std::cout, ops, {"name", "kind", "phase"});
@@ -100,6 +110,7 @@ void register_graph(CLI::App& app) {
     tot.add({"model", spec.name});
     tot.add({"batch", fmt_int(a->batch)});
     tot.add({"precision", precision_name(o.precision)});
+    if (o.task == Task::inference) tot.add({"task", task_name(o.task)});
     tot.add({"params", fmt_int(t.params)});
     tot.add({"gflops_forward", fmt_fixed(t.flops_forward / 1e9, 3)});
     tot.add({"gflops_train_step", fmt_fixed(t.flops_train_step / 1e9, 3)});

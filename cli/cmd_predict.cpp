@@ -15,7 +15,8 @@ void register_predict(CLI::App& app) {
   auto data = std::make_shared<std::string>("synthetic");
   auto build = std::make_shared<std::string>();
   auto fmt = std::make_shared<std::string>();
-  auto* cmd = app.add_subcommand("predict", "predict a training step of a model on a device (simulated, not run)");
+  auto task = std::make_shared<std::string>("train");
+  auto* cmd = app.add_subcommand("predict", "predict a training step (or an inference pass, --task inference) of a model on a device (simulated, not run)");
   cmd->add_option("--device", r->placement.device, "device name (configs/devices/) or YAML path")->required();
   cmd->add_option("--count", r->placement.count,
                   "devices: GPUs, TPU cores (v2-8 = 8) or vCPUs of one CPU machine")
@@ -34,10 +35,11 @@ void register_predict(CLI::App& app) {
   cmd->add_option("--data", *data, "synthetic (no input pipeline) or real (host decode + augmentation)")
       ->capture_default_str();
   cmd->add_option("--optimizer", r->optimizer, "sgd_momentum|adam (default: the model's recipe)");
+  cmd->add_option("--task", *task, "train (one training step) or inference (one forward pass: no backward, no update)")->capture_default_str();
   cmd->add_option("--set", r->placement.overrides, "override a device YAML field, KEY=VALUE (repeatable)");
   cmd->add_option("--trace", r->trace_path, "write a Chrome/Perfetto trace-event JSON of one step");
   add_format_option(*cmd, *fmt, "table|json|csv", "table");
-  cmd->callback([r, data, build, fmt] {
+  cmd->callback([r, data, build, fmt, task] {
     OutputFormat f = parse_output_format(*fmt, {OutputFormat::table, OutputFormat::json, OutputFormat::csv});
     if (!parse_data_source(*data, r->data)) throw UserError("--data: '" + *data + "' is not synthetic or real");
     if (!build->empty()) {
@@ -45,6 +47,7 @@ void register_predict(CLI::App& app) {
       if (!parse_cpu_build(*build, b)) throw UserError("--build: '" + *build + "' is not pip or compiled");
       r->placement.build = b;
     }
+    r->task = task_from_name(*task);
     StepReport rep = predict(*r);
     print_step_report(std::cout, rep, f);
   });

@@ -14,7 +14,8 @@ void register_run(CLI::App& app) {
   auto r = std::make_shared<PredictRequest>();
   auto data = std::make_shared<std::string>("synthetic");
   auto fmt = std::make_shared<std::string>();
-  auto* cmd = app.add_subcommand("run", "run training steps for real on a backend and measure them");
+  auto task = std::make_shared<std::string>("train");
+  auto* cmd = app.add_subcommand("run", "run training steps (or inference passes, --task inference) for real on a backend and measure them");
   cmd->add_option("--backend", r->engine, "cpu or cuda (see xpusim backends)")->required();
   cmd->add_option("--model", r->model, "zoo model or model YAML path")->required();
   cmd->add_option("--batch", r->batch_per_device, "batch per device")->capture_default_str()->check(int_in(1, kMaxBatch));
@@ -25,13 +26,15 @@ void register_run(CLI::App& app) {
   cmd->add_option("--threads", r->threads, "cpu: threads (0 = all cores)")->capture_default_str()->check(int_in(0, 1024));
   cmd->add_option("--seed", r->seed, "random seed for weights and data")->capture_default_str()->check(uint64_any());
   cmd->add_option("--optimizer", r->optimizer, "sgd_momentum|adam (default: the model's recipe)");
+  cmd->add_option("--task", *task, "train (one training step) or inference (one forward pass: no backward, no update)")->capture_default_str();
   add_format_option(*cmd, *fmt, "table|json|csv", "table");
-  cmd->callback([r, data, fmt] {
+  cmd->callback([r, data, fmt, task] {
     OutputFormat f = parse_output_format(*fmt, {OutputFormat::table, OutputFormat::json, OutputFormat::csv});
     if (r->engine != "cpu" && r->engine != "cuda")
       throw UserError("--backend: '" + r->engine + "' is not a real backend (cpu or cuda)");
     if (r->steps <= 0) throw UserError("--steps: must be > 0");
     if (r->warmup < 0) throw UserError("--warmup: must be >= 0");
+    r->task = task_from_name(*task);
     r->placement.device = r->engine;
     alias_field_flag("count", "--gpus");
     r->progress = true;

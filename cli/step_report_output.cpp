@@ -30,6 +30,7 @@ void print_step_report(std::ostream& os, const StepReport& r, OutputFormat f) {
   t.add({"model", r.model});
   t.add({"precision", r.precision});
   t.add({"data", r.data});
+  if (r.task == Task::inference) t.add({"task", task_name(r.task)});
   t.add({"count", std::to_string(r.count)});
   t.add({"batch_per_device", std::to_string(r.batch_per_device)});
   t.add({"global_batch", std::to_string(r.global_batch)});

@@ -43,6 +43,7 @@ nlohmann::json CompareRow::to_json() const {
   j["count"] = count;
   j["system"] = system;
   j["precision"] = precision;
+  if (task == Task::inference) j["task"] = task_name(task);
   j["data"] = data;
   j["batch_per_device"] = batch_per_device;
   j["global_batch"] = global_batch;
@@ -89,8 +90,11 @@ void price_row(const StudyOption& o, const StudyTarget* target, CompareRow& row)
   if (!target) return;
   const StudyTarget& t = *target;
 
-  // Epochs to the target.
-  if (t.accuracy > 0) {
+  // Epochs to the target (inference: passes over the dataset; an accuracy is not its to reach).
+  if (t.accuracy > 0 && o.task == Task::inference) {
+    if (row.error.empty()) row.error = "inference reaches no accuracy (give the target in epochs: passes over the dataset)";
+    return;
+  } else if (t.accuracy > 0) {
     const ConvergenceCurve* c = o.convergence.empty()
                                     ? curves.best(t.model, t.dataset, t.metric, o.precision, row.global_batch)
                                     : curves.find(o.convergence);
@@ -110,7 +114,10 @@ void price_row(const StudyOption& o, const StudyTarget* target, CompareRow& row)
 
   // Time, dollars, energy. Synthetic data measures speed only: no model trains on it.
   if (o.data == "synthetic") {
-    if (row.error.empty()) row.error = "synthetic data: throughput and price only (training to a target needs real data)";
+    if (row.error.empty())
+      row.error = o.task == Task::inference
+                      ? "synthetic data: throughput and price only (scoring a dataset needs real data)"
+                      : "synthetic data: throughput and price only (training to a target needs real data)";
   } else if (row.throughput_samples_per_s && row.epochs_to_target) {
     DatasetSpec ds = find_dataset(t.dataset);
     double secs = seconds_to_target(*row.throughput_samples_per_s, *row.epochs_to_target, ds.train_examples,
@@ -178,6 +185,7 @@ CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress
       row.count = o.count;
       row.system = o.system;
       row.precision = o.precision;
+      row.task = o.task;
       row.data = o.data;
       row.offer = o.offer;
       row.pricing = tier_name(o.tier);
@@ -189,7 +197,7 @@ CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress
       row.global_batch = row.batch_per_device * o.count;
 
       // Throughput.
-      std::string key = o.label + "|" + t.model + "|" + std::to_string(row.batch_per_device);
+      std::string key = o.label + "|" + t.model + "|" + std::to_string(row.batch_per_device);  // one task per option
       if (!cache.count(key)) {
         Tp tp;
         if (o.source == ThroughputSource::given) {
@@ -205,6 +213,7 @@ CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress
           req.model = t.model;
           req.batch_per_device = row.batch_per_device;
           req.precision = o.precision;
+          req.task = o.task;
           req.data = o.data == "real" ? DataSource::real : DataSource::synthetic;
           req.placement.device = o.device;
           req.placement.count = o.count;

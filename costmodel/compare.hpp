@@ -21,6 +21,7 @@ namespace xpusim::cost {
 struct CompareRow {
   std::string option, target, model, dataset, device, system, precision, data, offer, pricing, throughput_source;
   int count = 1;
+  Task task = Task::train;      // in the JSON only when inference (training rows keep their shape)
   int64_t batch_per_device = 0;
   int64_t global_batch = 0;
   double target_accuracy = 0;   // 0 = fixed epochs

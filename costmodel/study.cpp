@@ -146,6 +146,8 @@ struct OptionReader {
     o.precision = r.text("precision", std::string("fp32"), precision_choices());
     Precision p;
     if (!parse_precision(o.precision, p)) r.fail("precision", "unknown precision '" + o.precision + "' (" + precision_choices() + ")");
+    o.task = task_from_name(r.text("task", std::string("train"), "train or inference (throughput of forward passes)",
+                                   {"train", "inference"}));
     o.batch_per_device = r.integer("batch", 0, "samples", "batch per device (default: the target's batch_per_device)",
                                    [](long long v) { return v >= 0 ? "" : "must be > 0"; });
     o.data = r.text("data", std::string("real"), "input data", {"synthetic", "real"});
@@ -203,6 +205,11 @@ struct OptionReader {
     std::set<std::string> models;
     for (const auto& t : targets) {
       models.insert(t.model);
+      // An accuracy is reached by training; an inference option prices passes over the
+      // dataset (`epochs` = how many times every training example is scored).
+      if (o.task == Task::inference && t.accuracy > 0)
+        r.fail("task", "inference reaches no accuracy: target " + t.label +
+                           " gives one; inference options take targets with epochs (passes over the dataset)");
       if (o.batch_per_device == 0 && t.batch_per_device == 0)
         r.fail("batch", "required: neither the option nor target " + t.label + " gives a batch");
       if (!o.convergence.empty() && t.accuracy > 0) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "costmodel/pricing.hpp"
+#include "models/task.hpp"
 
 namespace xpusim::cost {
 
@@ -35,6 +36,7 @@ struct StudyOption {
   std::string build;                      // CPUs: pip | compiled
   std::string framework;                  // framework profile (configs/frameworks/); empty = neutral
   std::string precision = "fp32";
+  Task task = Task::train;                // inference: throughput of forward passes; targets in epochs only
   int64_t batch_per_device = 0;           // 0 = the target's
   std::string data = "real";              // synthetic | real
   std::string offer;                      // price catalog id

@@ -47,6 +47,8 @@ nlohmann::json StepReport::to_json() const {
   j["model"] = model;
   j["precision"] = precision;
   j["data"] = data;
+  // Only inference reports name their task, so training reports keep their shape.
+  if (task == Task::inference) j["task"] = task_name(task);
   j["count"] = count;
   j["batch_per_device"] = batch_per_device;
   j["global_batch"] = global_batch;

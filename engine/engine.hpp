@@ -32,7 +32,7 @@ enum class Resource {
 const char* resource_name(Resource u);
 
 struct StepRequest {
-  const OpGraph* graph = nullptr;        // a lowered training step at the per-device batch
+  const OpGraph* graph = nullptr;        // a lowered training step (or inference pass, graph->task) at the per-device batch
   std::string model;                     // zoo name, for reports
   ResolvedPlacement placement;           // resolved once by predict(); engines never re-read YAML
   DataSource data = DataSource::synthetic;
@@ -52,6 +52,7 @@ struct StepReport {
   std::string model;
   std::string precision;
   std::string data;
+  Task task = Task::train;               // inference: step_time_s is one forward pass
   int count = 1;
   int64_t batch_per_device = 0;
   int64_t global_batch = 0;

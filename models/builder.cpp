@@ -394,10 +394,12 @@ int ModelBuilder::scale(int x, double alpha, const std::string& name) {
   return y;
 }
 
-int ModelBuilder::softmax_cross_entropy(int logits, int labels, const std::string& name) {
+int ModelBuilder::softmax_cross_entropy(int logits, int labels, const std::string& name, bool auxiliary) {
   int loss = g_.add_tensor(name, {{1}, DType::fp32}, TensorRole::loss);
   int probs = g_.add_tensor(name + ".probs", {shape(logits), DType::fp32}, TensorRole::aux);
-  add(OpKind::SoftmaxCrossEntropy, name, {}, {logits, labels}, {loss, probs});
+  OpAttrs a;
+  a.training_only = auxiliary;
+  add(OpKind::SoftmaxCrossEntropy, name, a, {logits, labels}, {loss, probs});
   return loss;
 }
 

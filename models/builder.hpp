@@ -63,7 +63,8 @@ class ModelBuilder {
   // [N, K] when trans_w (an embedding table [vocab, D] used as the output projection).
   int dense_with(int x, int w, bool trans_w, bool bias, const std::string& name);
   // Softmax cross-entropy over the last axis (sigmoid cross-entropy when it has size 1).
-  int softmax_cross_entropy(int logits, int labels, const std::string& name);
+  // `auxiliary`: the loss of a head that only training uses (inference drops it).
+  int softmax_cross_entropy(int logits, int labels, const std::string& name, bool auxiliary = false);
 
   const Shape& shape(int t) const { return g_.tensor(t).desc.shape; }
   OpGraph& graph() { return g_; }

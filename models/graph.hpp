@@ -10,6 +10,7 @@
 
 #include "models/dtype.hpp"
 #include "models/op_kinds.hpp"
+#include "models/task.hpp"
 
 namespace xpusim {
 
@@ -99,6 +100,9 @@ struct OpAttrs {
   int axis = 1;
   // Data-parallel replicas an AllReduce sums over.
   int replicas = 1;
+  // A loss of an auxiliary head that exists only for training (Inception's): the inference
+  // lowering drops it with every op that only fed it.
+  bool training_only = false;
 };
 
 // Work counted once per op (XLA HloCostAnalysis style); engines turn it into time.
@@ -155,6 +159,9 @@ class OpGraph {
   int64_t batch = 0;
   Precision precision = Precision::fp32;
   bool is_training_step = false;
+  // Task::inference: a forward-only graph from models/inference.hpp (no labels, loss,
+  // dropout or backward), whose memory figure counts weights in the compute type.
+  Task task = Task::train;
   // Filled by the training lowering: tensor id -> id of its (summed) gradient.
   std::map<int, int> gradient_tensor;
 

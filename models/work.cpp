@@ -66,8 +66,9 @@ Work count_work(const OpGraph& g, const OpNode& op) {
       w.flops *= static_cast<double>(a.batches);
       break;
     case OpKind::BatchNorm:
-      // statistics: sum and sum of squares (3/elem); normalise and scale: (x-mu)*r*g+b (4/elem)
-      w.flops = 7.0 * numel(g, op.inputs[0]);
+      // statistics: sum and sum of squares (3/elem); normalise and scale: (x-mu)*r*g+b (4/elem).
+      // Inference normalises with running statistics folded into one scale and shift (2/elem).
+      w.flops = (g.task == Task::inference ? 2.0 : 7.0) * numel(g, op.inputs[0]);
       w.transcendentals = static_cast<double>(numel(g, op.outputs[1]));  // rsqrt per channel
       break;
     case OpKind::BatchNormBackward:
@@ -223,6 +224,7 @@ void count_all_work(OpGraph& g) {
 
 GraphTotals graph_totals(const OpGraph& g) {
   GraphTotals t;
+  t.task = g.task;
   t.num_ops = g.num_ops();
   std::set<int> weights;
   for (int i = 0; i < g.num_tensors(); ++i) {
@@ -240,7 +242,11 @@ GraphTotals graph_totals(const OpGraph& g) {
       default: break;
     }
   }
-  if (activation_dtype(g.precision) != DType::fp32)
+  if (g.task == Task::inference)
+    // A framework serving the model holds it in the compute type only: no fp32 master copy
+    // (the graph's weight tensors stay fp32 so that the engines' kernels run unchanged).
+    t.weight_bytes = t.params * dtype_bytes(activation_dtype(g.precision));
+  else if (activation_dtype(g.precision) != DType::fp32)
     t.low_precision_weight_bytes = t.params * dtype_bytes(activation_dtype(g.precision));
   for (int i = 0; i < g.num_ops(); ++i) {
     const OpNode& op = g.op(i);
@@ -296,7 +302,7 @@ GraphTotals graph_totals(const OpGraph& g) {
 }
 
 nlohmann::json graph_totals_json(const GraphTotals& t) {
-  return {{"params", t.params},
+  nlohmann::json j = {{"params", t.params},
           {"flops_forward", t.flops_forward},
           {"flops_backward", t.flops_backward},
           {"flops_update", t.flops_update},
@@ -311,6 +317,10 @@ nlohmann::json graph_totals_json(const GraphTotals& t) {
           {"input_bytes", t.input_bytes},
           {"peak_memory_bytes", t.peak_bytes},
           {"num_ops_train_step", t.num_ops}};
+  // Only inference graphs name their task, so training totals keep their shape; the
+  // *_train_step fields then cover the inference pass.
+  if (t.task == Task::inference) j["task"] = task_name(t.task);
+  return j;
 }
 
 }  // namespace xpusim

@@ -23,7 +23,7 @@ struct GraphTotals {
   double transcendentals = 0;
   int64_t bytes_read = 0;
   int64_t bytes_written = 0;
-  int64_t weight_bytes = 0;          // fp32 master weights
+  int64_t weight_bytes = 0;          // fp32 master weights (inference: in the compute type)
   int64_t weight_grad_bytes = 0;
   int64_t optimizer_state_bytes = 0;
   int64_t low_precision_weight_bytes = 0;  // bf16/fp16 weight copy under mixed precision
@@ -31,6 +31,7 @@ struct GraphTotals {
   int64_t input_bytes = 0;           // one batch as fed by the host
   int64_t peak_bytes = 0;            // persistent + peak of live tensors over the schedule
   int num_ops = 0;
+  Task task = Task::train;           // inference: weight_bytes in the compute type, no gradients
 };
 
 GraphTotals graph_totals(const OpGraph& g);

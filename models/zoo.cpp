@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "models/inference.hpp"
 #include "models/work.hpp"
 
 namespace xpusim {
@@ -83,7 +84,10 @@ OpGraph build_graph(const ModelSpec& spec, const GraphOptions& o) {
     // for the strides, widths that do not divide): the file's error, not a bug.
     throw UserError(spec.file + ": params: the model's layers do not fit its input: " + e.what());
   }
-  if (o.training) lower_to_training_step(g, o.training_options);
+  if (o.task == Task::inference)
+    g = lower_to_inference(g);
+  else if (o.training)
+    lower_to_training_step(g, o.training_options);
   count_all_work(g);
   return g;
 }

@@ -67,10 +67,13 @@ struct GraphOptions {
   int64_t batch = 1;
   Precision precision = Precision::fp32;
   bool training = true;
+  // Task::inference builds the forward-only inference graph (models/inference.hpp) and
+  // ignores `training` and `training_options`.
+  Task task = Task::train;
   TrainingOptions training_options;
 };
-// Builds the forward graph (and lowers it to a training step when options.training), with
-// work counted on every op.
+// Builds the forward graph (and lowers it to a training step when options.training, or to
+// an inference pass when options.task is inference), with work counted on every op.
 OpGraph build_graph(const ModelSpec& spec, const GraphOptions& options);
 
 }  // namespace xpusim

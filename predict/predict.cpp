@@ -156,6 +156,7 @@ PreparedRequest prepare_request(const PredictRequest& r) {
   check_request_fields(r);
   PreparedRequest p;
   p.options.batch = r.batch_per_device;
+  p.options.task = r.task;
   if (!parse_precision(r.precision, p.options.precision))
     throw FieldError("precision", "unknown precision '" + r.precision + "' (one of " + precision_choices() + ")");
   p.spec = find_model(r.model);
@@ -169,6 +170,7 @@ PreparedRequest prepare_request(const PredictRequest& r) {
   p.graph_key = p.spec.file + "|" + std::to_string(p.options.batch) + "|" + precision_name(p.options.precision) +
                 "|" + optimizer_name(p.options.training_options.optimizer) + "|" +
                 std::to_string(p.options.training_options.replicas);
+  if (r.task == Task::inference) p.graph_key += "|inference";
   return p;
 }
 
@@ -195,6 +197,7 @@ StepReport run_prepared(const PredictRequest& r, const PreparedRequest& p, const
     rep.throughput_tokens_per_s = rep.throughput_samples_per_s * static_cast<double>(p.spec.tokens_per_sample);
   rep.precision = precision_name(p.options.precision);
   rep.data = data_source_name(r.data);
+  rep.task = g.task;
   return rep;
 }
 

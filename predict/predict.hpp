@@ -16,6 +16,7 @@ struct PredictRequest {
   std::string model;                 // zoo name or YAML path
   int64_t batch_per_device = 32;
   std::string precision = "fp32";
+  Task task = Task::train;           // inference: the forward pass only (models/inference.hpp)
   DataSource data = DataSource::synthetic;
   Placement placement;
   std::string optimizer;             // empty = the model's recipe

@@ -60,9 +60,10 @@ std::string keyword_for_field(const std::string& field) {
 
 py::object predict_py(const std::string& model, const std::string& device, int count, const std::string& system,
                       int64_t batch, const std::string& precision, std::optional<std::string> framework,
-                      const std::string& data, const std::string& engine) {
+                      const std::string& data, const std::string& engine, const std::string& task) {
   xpusim::PredictRequest r;
   r.model = model;
+  r.task = xpusim::task_from_name(task);
   r.batch_per_device = batch;
   r.precision = precision;
   if (!xpusim::parse_data_source(data, r.data)) throw xpusim::FieldError("data", "'" + data + "' is not synthetic or real");
@@ -79,7 +80,8 @@ py::object predict_py(const std::string& model, const std::string& device, int c
   return to_python(rep.to_json());
 }
 
-py::object graph_py(const std::string& model, int64_t batch, const std::string& precision, const std::string& optimizer) {
+py::object graph_py(const std::string& model, int64_t batch, const std::string& precision, const std::string& optimizer,
+                    const std::string& task) {
   if (batch <= 0) throw xpusim::FieldError("batch", "must be > 0, got " + std::to_string(batch));
   xpusim::GraphOptions o;
   o.batch = batch;
@@ -91,12 +93,13 @@ py::object graph_py(const std::string& model, int64_t batch, const std::string& 
   if (!xpusim::parse_optimizer(opt, o.training_options.optimizer))
     throw xpusim::FieldError("optimizer", "unknown optimizer '" + opt + "' (sgd_momentum|adam)");
   o.training = true;
+  o.task = xpusim::task_from_name(task);
   xpusim::GraphTotals t = xpusim::graph_totals(xpusim::build_graph(spec, o));
   json j = xpusim::graph_totals_json(t);
   j["model"] = spec.name;
   j["batch"] = batch;
   j["precision"] = xpusim::precision_name(o.precision);
-  j["optimizer"] = xpusim::optimizer_name(o.training_options.optimizer);
+  if (o.task != xpusim::Task::inference) j["optimizer"] = xpusim::optimizer_name(o.training_options.optimizer);
   return to_python(j);
 }
 
@@ -145,9 +148,10 @@ PYBIND11_MODULE(xpusim, m) {
   m.def("predict", &predict_py, "Predict one training step (the StepReport as a dict, as `xpusim predict --format json`)",
         py::kw_only(), py::arg("model"), py::arg("device"), py::arg("count") = 1, py::arg("system") = "",
         py::arg("batch") = 32, py::arg("precision") = "fp32", py::arg("framework") = py::none(),
-        py::arg("data") = "synthetic", py::arg("engine") = "");
+        py::arg("data") = "synthetic", py::arg("engine") = "", py::arg("task") = "train");
   m.def("graph", &graph_py, "Totals of one training step's op graph (as `xpusim graph --totals --format json`)",
-        py::kw_only(), py::arg("model"), py::arg("batch") = 32, py::arg("precision") = "fp32", py::arg("optimizer") = "");
+        py::kw_only(), py::arg("model"), py::arg("batch") = 32, py::arg("precision") = "fp32", py::arg("optimizer") = "",
+        py::arg("task") = "train");
   m.def("compare", &compare_py, "Run a comparison study (a name under configs/studies/ or a YAML path)",
         py::arg("study"));
   m.def("validate", &validate_py, "Validate predictions against a reference CSV", py::arg("csv_path"),

@@ -118,6 +118,7 @@ PointResult Evaluator::evaluate(const SweepSpec& s, const Point& p) {
       o.count = req.predict.placement.count;
       o.system = req.predict.placement.system;
       o.precision = req.predict.precision;
+      o.task = req.predict.task;
       o.batch_per_device = req.predict.batch_per_device;
       o.data = data_source_name(req.predict.data);
       o.offer = req.offer;

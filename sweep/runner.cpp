@@ -125,7 +125,7 @@ std::vector<int> assign_workers(const SweepSpec& s, const std::vector<Point>& to
   for (size_t i = 0; i < todo.size(); ++i) {
     PredictRequest r = request_for(s, todo[i].choice).predict;
     std::string key = r.model + "|" + std::to_string(r.batch_per_device) + "|" + r.precision + "|" +
-                      std::to_string(r.placement.count);
+                      std::to_string(r.placement.count) + "|" + task_name(r.task);
     auto [it, fresh] = groups.try_emplace(key);
     if (fresh) order.push_back(key);
     it->second.push_back(i);

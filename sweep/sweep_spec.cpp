@@ -60,6 +60,7 @@ const std::vector<AxisField>& axis_fields() {
       {"batch", "samples per device", true,
        [](PointRequest& r, const std::string& v) { r.predict.batch_per_device = parse_int("batch", v); }},
       {"precision", precision_choices(), false, [](PointRequest& r, const std::string& v) { r.predict.precision = v; }},
+      {"task", task_choices(), false, [](PointRequest& r, const std::string& v) { r.predict.task = task_from_name(v); }},
       {"framework", "framework profile (configs/frameworks/) or a name it lists", false,
        [](PointRequest& r, const std::string& v) { r.predict.placement.framework = v; }},
       {"data", "synthetic | real", false,

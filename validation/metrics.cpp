@@ -19,6 +19,7 @@ const Fixed kFixed[] = {
     {"time_relative_to_k80", MetricKind::time_relative_to_k80},
     {"cost_relative_to_k80", MetricKind::cost_relative_to_k80},
     {"images_per_s_per_usd_per_h", MetricKind::images_per_s_per_usd_per_h},
+    {"infer_throughput", MetricKind::infer_throughput},
 };
 // Metrics with an accuracy target suffix: <prefix><X>, X a fraction such as 0.757.
 const Fixed kTargeted[] = {
@@ -63,7 +64,8 @@ const std::vector<std::string>& metric_units(MetricKind k) {
   static const std::vector<std::string> minutes{"min", "minutes"};
   static const std::vector<std::string> per_dollar{"(images/s)/(usd/h)", "(samples/s)/(usd/h)"};
   switch (k) {
-    case MetricKind::train_throughput: return throughput;
+    case MetricKind::train_throughput:
+    case MetricKind::infer_throughput: return throughput;
     case MetricKind::epoch_seconds_median_after_first:
     case MetricKind::first_epoch_seconds: return seconds;
     case MetricKind::oom: return flag;

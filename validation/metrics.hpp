@@ -23,6 +23,7 @@ enum class MetricKind {
   minutes_to_top1,
   minutes_to_top5,
   images_per_s_per_usd_per_h,
+  infer_throughput,                  // samples/s of forward passes (predicted with task inference)
 };
 
 struct Metric {

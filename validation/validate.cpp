@@ -42,7 +42,8 @@ class PredictionCache {
   const StepReport& get(const PredictRequest& r) {
     std::string key = r.placement.device + "|" + std::to_string(r.placement.count) + "|" + r.placement.system + "|" +
                       (r.placement.build ? cpu_build_name(*r.placement.build) : "") + "|" + r.model + "|" + std::to_string(r.batch_per_device) + "|" +
-                      r.precision + "|" + data_source_name(r.data) + "|" + r.engine + "|" + r.placement.framework;
+                      r.precision + "|" + data_source_name(r.data) + "|" + r.engine + "|" + r.placement.framework +
+                      (r.task == Task::inference ? "|inference" : "");
     for (const auto& o : r.placement.overrides) key += "|" + o;
     auto it = cache_.find(key);
     if (it == cache_.end()) {
@@ -128,8 +129,9 @@ class RowEvaluator {
   }
 
  private:
-  const StepReport& predict_row(const ReferenceRow& row) {
+  const StepReport& predict_row(const ReferenceRow& row, Task task = Task::train) {
     PredictRequest q = request_for_row(row);
+    q.task = task;
     q.engine = opts_.engine;
     if (!opts_.framework.empty()) q.placement.framework = opts_.framework;
     auto ov = opts_.overrides.find(row.device);
@@ -235,11 +237,13 @@ class RowEvaluator {
     }
     check_identity(row);
 
-    const StepReport& rep = predict_row(row);
+    // Inference rows are predicted as forward passes; every other metric follows a training step.
+    const StepReport& rep = predict_row(row, metric->kind == MetricKind::infer_throughput ? Task::inference : Task::train);
     res.engine = rep.engine;
     double pred = 0;
     switch (metric->kind) {
       case MetricKind::train_throughput:
+      case MetricKind::infer_throughput:
         pred = throughput(rep);
         break;
       case MetricKind::epoch_seconds_median_after_first:

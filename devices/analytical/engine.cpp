@@ -142,10 +142,13 @@ StepReport AnalyticalEngine::run_step(const StepRequest& req) {
   }
 
   MemoryEstimate mem = estimate_memory(g, d, count);
-  // Parameter server: each device pulls the fp32 weights before its next forward pass.
+  // Parameter server: each device pulls the fp32 weights before its next forward pass. An
+  // inference pass updates no weights, so there is nothing to pull (and, with no AllReduce
+  // ops in its graph, nothing to exchange at all).
+  const bool inference = g.task == Task::inference;
   int64_t weight_bytes = 0;
   for (int t : g.tensors_with_role(TensorRole::weight)) weight_bytes += g.tensor(t).desc.bytes();
-  const double ps_pull_s = parameter_server_pull_s(static_cast<double>(weight_bytes), links);
+  const double ps_pull_s = inference ? 0.0 : parameter_server_pull_s(static_cast<double>(weight_bytes), links);
   const double step_overhead_s = d.step_overhead_ms * 1e-3 + sys.host.step_overhead_ms * 1e-3;
   const double comm_exposed_s = std::max(0.0, comm_free - compute_free) + ps_pull_s + comm_stall;
   double device_s = std::max(compute_free, comm_free) + ps_pull_s + step_overhead_s;
@@ -193,9 +196,11 @@ StepReport AnalyticalEngine::run_step(const StepRequest& req) {
   rep.step_time_s = step_s;
   rep.throughput_samples_per_s = static_cast<double>(rep.global_batch) / step_s;
   // Framework memory: allocator slack and copies over the tensors, and extra weight copies
-  // (the gathering device of multi_gpu_model holds the merged weights and gradients).
+  // (the gathering device of multi_gpu_model holds the merged weights and gradients: training
+  // only, an inference pass merges nothing).
   if (fw.memory_overhead_fraction > 0 || fw.extra_weight_copies > 0) {
-    const int copies = replicas > 1 || fw.strategy == MultiDeviceStrategy::system ? fw.extra_weight_copies : 0;
+    const int copies =
+        !inference && (replicas > 1 || fw.strategy == MultiDeviceStrategy::system) ? fw.extra_weight_copies : 0;
     mem.framework_bytes = static_cast<int64_t>(fw.memory_overhead_fraction *
                                                 static_cast<double>(mem.persistent_bytes + mem.activation_bytes)) +
                           copies * weight_bytes;

@@ -28,7 +28,7 @@ class CpuEngine final : public Engine {
  public:
   std::string name() const override { return "cpu"; }
   std::string description() const override {
-    return "real training steps on this CPU (oneDNN " + std::to_string(dnnl::version()->major) + "." +
+    return "real training steps (or inference passes) on this CPU (oneDNN " + std::to_string(dnnl::version()->major) + "." +
            std::to_string(dnnl::version()->minor) + ", Eigen), ISA " + cpu_isa_name();
   }
   Availability availability() const override { return {true, true, ""}; }
@@ -46,10 +46,19 @@ class CpuEngine final : public Engine {
     o.threads = req.threads;
     Executor ex(g, o);
     ex.fill_synthetic();
+    // An inference graph holds forward ops only: a step is one forward pass in inference mode
+    // (dropout is not in the graph; batch norm uses batch statistics, as the executor does).
+    const bool inference = g.task == Task::inference;
+    auto step = [&] {
+      if (inference)
+        ex.forward(false);
+      else
+        ex.step();
+    };
     ProgressBar bar("cpu " + req.model, req.warmup + req.steps, req.progress);
     double first_loss = NAN;
     for (int s = 0; s < req.warmup; ++s) {
-      ex.step();
+      step();
       if (s == 0) first_loss = ex.loss();
       bar.update(s + 1, "warm-up");
     }
@@ -57,7 +66,7 @@ class CpuEngine final : public Engine {
     std::vector<double> step_s;
     for (int s = 0; s < req.steps; ++s) {
       auto t0 = std::chrono::steady_clock::now();
-      ex.step();
+      step();
       step_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       if (std::isnan(first_loss)) first_loss = ex.loss();
       bar.update(req.warmup + s + 1, "timed");
@@ -101,9 +110,14 @@ class CpuEngine final : public Engine {
     r.extra["conv_matmul_gflops_per_s"] = gemm_s > 0 ? ex.conv_matmul_flops() / gemm_s / 1e9 : 0.0;
     double step_flops = 0;
     for (int i = 0; i < g.num_ops(); ++i) step_flops += g.op(i).work.flops;
-    r.extra["train_step_flops"] = step_flops;  // counted on the graph (models/work.cpp)
-    r.extra["loss_first"] = first_loss;
-    r.extra["loss_last"] = static_cast<double>(ex.loss());
+    // Counted on the graph (models/work.cpp). An inference pass has no loss to report.
+    if (inference) {
+      r.extra["inference_step_flops"] = step_flops;
+    } else {
+      r.extra["train_step_flops"] = step_flops;
+      r.extra["loss_first"] = first_loss;
+      r.extra["loss_last"] = static_cast<double>(ex.loss());
+    }
     return r;
   }
 };

@@ -116,7 +116,8 @@ const char* cpu_isa_name() {
 }
 
 Executor::Executor(const OpGraph& g, const ExecOptions& opts) : g_(g) {
-  if (!g.is_training_step) throw InternalError("cpu executor needs a lowered training step");
+  if (!g.is_training_step && g.task != Task::inference)
+    throw InternalError("cpu executor needs a lowered training step or an inference graph");
   if (opts.threads < 0 || opts.threads > kMaxThreads)
     throw FieldError("threads", "must be in [0, " + std::to_string(kMaxThreads) + "], got " + std::to_string(opts.threads));
   threads_ = opts.threads > 0 ? opts.threads : omp_get_num_procs();

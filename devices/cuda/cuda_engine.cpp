@@ -50,7 +50,7 @@ class CudaEngine final : public Engine {
  public:
   std::string name() const override { return "cuda"; }
   std::string description() const override {
-    return "NVIDIA GPUs via cuDNN, cuBLAS and NCCL (real training steps, timed with CUDA events)";
+    return "NVIDIA GPUs via cuDNN, cuBLAS and NCCL (real training steps or inference passes, timed with CUDA events)";
   }
 
   bool real_backend() const override { return true; }
@@ -189,10 +189,14 @@ class CudaEngine final : public Engine {
     rep.extra["step_time_mean_s"] = std::accumulate(step_s.begin(), step_s.end(), 0.0) / static_cast<double>(step_s.size());
     rep.extra["timed_steps"] = static_cast<int>(step_s.size());
     rep.extra["warmup_steps"] = req.warmup;
-    rep.extra["loss_first"] = first_loss;
-    rep.extra["loss_last"] = last_loss;
-    rep.extra["loss_scale"] = scaler.scale();
-    rep.extra["skipped_steps"] = scaler.skipped_steps();
+    // An inference graph (forward ops only, no loss) runs through the same loop: each step is
+    // one forward pass, with nothing to all-reduce and no loss to report.
+    if (g.task != Task::inference) {
+      rep.extra["loss_first"] = first_loss;
+      rep.extra["loss_last"] = last_loss;
+      rep.extra["loss_scale"] = scaler.scale();
+      rep.extra["skipped_steps"] = scaler.skipped_steps();
+    }
     rep.extra["conv_algorithm_searches"] = reps[0]->algo_cache().finds();
     rep.extra["cuda_runtime_version"] = rt;
     rep.extra["cuda_driver_version"] = drv;

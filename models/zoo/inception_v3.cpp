@@ -107,7 +107,7 @@ ModelBuildFn parse_inception_v3(SpecReader& r) {
       a = n.conv(a, 768, 5, 1, 0, "AuxLogits.conv1");
       a = b.global_avg_pool(a, "AuxLogits.gap");
       a = b.dense(a, s.classes, true, "AuxLogits.fc");
-      b.softmax_cross_entropy(a, in.labels, "aux_loss");
+      b.softmax_cross_entropy(a, in.labels, "aux_loss", /*auxiliary=*/true);
     }
     x = n.block_d(x, "Mixed_7a");
     x = n.block_e(x, "Mixed_7b");

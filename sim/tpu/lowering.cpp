@@ -58,7 +58,13 @@ class Classifier final : public OpVisitor<OpNeeds> {
   OpNeeds on_SoftmaxBackward(const OpGraph&, int) override { return of(Role::vector); }
   OpNeeds on_Transpose(const OpGraph&, int) override { return of(Role::copy); }
   OpNeeds on_Scale(const OpGraph&, int) override { return of(Role::elementwise); }
-  OpNeeds on_BatchNorm(const OpGraph&, int) override { OpNeeds n = of(Role::vector); n.hbm_passes = 2; return n; }
+  // Training reads the input twice (statistics, then apply); inference applies running
+  // statistics in one pass.
+  OpNeeds on_BatchNorm(const OpGraph& g, int) override {
+    OpNeeds n = of(Role::vector);
+    n.hbm_passes = g.task == xpusim::Task::inference ? 1 : 2;
+    return n;
+  }
   OpNeeds on_BatchNormBackward(const OpGraph&, int) override { OpNeeds n = of(Role::vector); n.hbm_passes = 2; return n; }
   OpNeeds on_Activation(const OpGraph&, int) override { return of(Role::elementwise); }
   OpNeeds on_ActivationBackward(const OpGraph&, int) override { return of(Role::elementwise); }

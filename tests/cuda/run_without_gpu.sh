@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CLI contract of the cuda backend on a machine without a GPU: `xpusim backends` lists it as
 # compiled but unavailable with a reason, and `xpusim run --backend cuda` exits 3 with
-# "no CUDA device: <reason>". On a machine with a GPU this check does not apply: exit 77
+# "no CUDA device: <reason>" (with --task inference too). On a machine with a GPU this check does not apply: exit 77
 # (ctest SKIP_RETURN_CODE) with the reason printed.
 set -u
 bin="$1"
@@ -17,4 +17,8 @@ err=$(mktemp); trap 'rm -f "$err"' EXIT
 "$bin" run --backend cuda --model mnist_mlp --batch 8 --steps 1 --format json >/dev/null 2>"$err"; rc=$?
 [[ $rc -eq 3 ]] || { echo "exit code $rc, expected 3"; cat "$err"; exit 1; }
 grep -q "no CUDA device: ." "$err" || { echo "stderr lacks 'no CUDA device: <reason>'"; cat "$err"; exit 1; }
+# --task inference is accepted by the cuda backend: the same contract (exit 3, not a flag error).
+"$bin" run --backend cuda --model mnist_mlp --batch 8 --steps 1 --task inference --format json >/dev/null 2>"$err"; rc=$?
+[[ $rc -eq 3 ]] || { echo "--task inference: exit code $rc, expected 3"; cat "$err"; exit 1; }
+grep -q "no CUDA device: ." "$err" || { echo "--task inference: stderr lacks 'no CUDA device'"; cat "$err"; exit 1; }
 echo "ok: $(cat "$err")"

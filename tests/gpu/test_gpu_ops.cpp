@@ -735,6 +735,31 @@ TEST_CASE("training a zoo model on one fixed batch lowers its loss", "[gpu]") {
   }
 }
 
+TEST_CASE("--task inference runs forward passes only, in less memory than training", "[gpu]") {
+  for (const char* prec : {"fp32", "mixed_fp16"}) {
+    PredictRequest r;
+    r.model = "mnist_cnn";
+    r.engine = "cuda";
+    r.placement.device = "cuda";
+    r.batch_per_device = 64;
+    r.precision = prec;
+    r.steps = 5;
+    r.warmup = 1;
+    StepReport train = predict(r);
+    r.task = Task::inference;
+    StepReport inf = predict(r);
+    INFO(prec);
+    CHECK(inf.task == Task::inference);
+    CHECK(inf.step_time_s > 0);
+    CHECK_FALSE(inf.extra.contains("loss_first"));
+    CHECK(inf.per_op_s.count("conv2d") == 1);
+    CHECK(inf.per_op_s.count("conv2d_backward_data") == 0);
+    CHECK(inf.per_op_s.count("adam_update") == 0);  // mnist_cnn trains with adam
+    CHECK(train.per_op_s.count("adam_update") == 1);
+    CHECK(inf.memory_bytes < train.memory_bytes);
+  }
+}
+
 TEST_CASE("data parallel over two GPUs trains and reports both", "[gpu]") {
   int n = 0;
   cudaGetDeviceCount(&n);

@@ -44,6 +44,24 @@ class GraphTest(unittest.TestCase):
         self.assertAlmostEqual(b['flops_forward'] / a['flops_forward'], 2.0, places=6)
 
 
+class InferenceTest(unittest.TestCase):
+    def test_task_inference(self):
+        kw = dict(model='resnet50', device='v100_sxm2_16gb', batch=64, precision='mixed_fp16')
+        train = xpusim.predict(**kw)
+        infer = xpusim.predict(task='inference', **kw)
+        self.assertNotIn('task', train)
+        self.assertEqual(infer['task'], 'inference')
+        self.assertLess(infer['memory_bytes'], train['memory_bytes'])
+        self.assertGreater(infer['throughput_samples_per_s'], train['throughput_samples_per_s'])
+        g = xpusim.graph(model='resnet50', batch=32, task='inference')
+        self.assertEqual(g['task'], 'inference')
+        self.assertEqual(g['weight_grad_bytes'], 0)
+        self.assertEqual(g['optimizer_state_bytes'], 0)
+        with self.assertRaises(xpusim.Error) as cm:
+            xpusim.predict(task='eval', **kw)
+        self.assertTrue(str(cm.exception).startswith('task: '), str(cm.exception))
+
+
 class CompareValidateTest(unittest.TestCase):
     def test_compare_published_study_has_rows(self):
         doc = xpusim.compare('riseml_resnet50_published')
