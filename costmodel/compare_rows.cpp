@@ -12,6 +12,7 @@
 #include "common/config_paths.hpp"
 #include "common/error.hpp"
 #include "common/fingerprint.hpp"
+#include "models/task.hpp"
 #include "common/version.hpp"
 #include "costmodel/compare.hpp"
 
@@ -69,6 +70,11 @@ const std::vector<Column>& columns() {
        [](CompareRow& r, const std::string& v) { r.count = static_cast<int>(parse_int(v)); }},
       str("system", &CompareRow::system),
       str("precision", &CompareRow::precision),
+      {"task", [](const CompareRow& r) { return std::string(task_name(r.task)); },
+       [](CompareRow& r, const std::string& v) {
+         if (v.empty()) r.task = Task::train;  // JSON rows carry it only for inference
+         else if (!parse_task(v, r.task)) throw UserError("unknown task '" + v + "'");
+       }},
       str("data", &CompareRow::data),
       {"batch_per_device", [](const CompareRow& r) { return std::to_string(r.batch_per_device); },
        [](CompareRow& r, const std::string& v) { r.batch_per_device = parse_int(v); }},
@@ -209,8 +215,9 @@ CompareRowFile read_compare_rows(const std::string& path, OutputFormat f) {
       ++k;
       CompareRow row;
       for (const auto& c : columns()) {
-        // A row's JSON has throughput_tokens_per_s only for token-wise models (CompareRow::to_json).
-        if (jr.is_object() && !jr.contains(c.name) && c.name == "throughput_tokens_per_s") {
+        // A row's JSON has throughput_tokens_per_s only for token-wise models and task only for
+        // inference (CompareRow::to_json).
+        if (jr.is_object() && !jr.contains(c.name) && (c.name == "throughput_tokens_per_s" || c.name == "task")) {
           c.set(row, "");
           continue;
         }
