@@ -16,7 +16,8 @@ void register_run(CLI::App& app) {
   auto fmt = std::make_shared<std::string>();
   auto* cmd = app.add_subcommand("run", "run training steps for real on a backend and measure them");
   cmd->add_option("--backend", r->engine, "cpu or cuda (see xpusim backends)")->required();
-  cmd->add_option("--model", r->model, "zoo model or model YAML path")->required();
+  auto shapes = std::make_shared<std::vector<std::string>>();
+  add_model_options(*cmd, r->model, *shapes);
   cmd->add_option("--batch", r->batch_per_device, "batch per device")->capture_default_str()->check(int_in(1, kMaxBatch));
   cmd->add_option("--steps", r->steps, "timed steps")->capture_default_str()->check(int_in(1, kMaxSteps));
   cmd->add_option("--warmup", r->warmup, "untimed warm-up steps")->capture_default_str()->check(int_in(0, kMaxSteps));
@@ -26,7 +27,8 @@ void register_run(CLI::App& app) {
   cmd->add_option("--seed", r->seed, "random seed for weights and data")->capture_default_str()->check(uint64_any());
   cmd->add_option("--optimizer", r->optimizer, "sgd_momentum|adam (default: the model's recipe)");
   add_format_option(*cmd, *fmt, "table|json|csv", "table");
-  cmd->callback([r, data, fmt] {
+  cmd->callback([r, data, fmt, shapes] {
+    for (const auto& s : *shapes) parse_input_shape(s, r->onnx);
     OutputFormat f = parse_output_format(*fmt, {OutputFormat::table, OutputFormat::json, OutputFormat::csv});
     if (r->engine != "cpu" && r->engine != "cuda")
       throw UserError("--backend: '" + r->engine + "' is not a real backend (cpu or cuda)");

@@ -158,7 +158,7 @@ PreparedRequest prepare_request(const PredictRequest& r) {
   p.options.batch = r.batch_per_device;
   if (!parse_precision(r.precision, p.options.precision))
     throw FieldError("precision", "unknown precision '" + r.precision + "' (one of " + precision_choices() + ")");
-  p.spec = find_model(r.model);
+  p.spec = find_model(r.model, r.onnx);
   std::string opt = r.optimizer.empty() ? p.spec.optimizer : r.optimizer;
   if (!parse_optimizer(opt, p.options.training_options.optimizer))
     throw FieldError("optimizer", "unknown optimizer '" + opt + "' (sgd_momentum|adam)");
@@ -166,7 +166,9 @@ PreparedRequest prepare_request(const PredictRequest& r) {
   p.engine = &cached_engine(engine_name);
   p.placement = resolve_placement(r.placement, *p.engine, p.spec.dataset, r.data == DataSource::real);
   p.options.training_options.replicas = p.placement.replicas;
-  p.graph_key = p.spec.file + "|" + std::to_string(p.options.batch) + "|" + precision_name(p.options.precision) +
+  std::string shapes;
+  for (const auto& [name, s] : r.onnx.input_shapes) shapes += name + "=" + shape_str(s) + ";";
+  p.graph_key = p.spec.file + "|" + shapes + "|" + std::to_string(p.options.batch) + "|" + precision_name(p.options.precision) +
                 "|" + optimizer_name(p.options.training_options.optimizer) + "|" +
                 std::to_string(p.options.training_options.replicas);
   return p;
