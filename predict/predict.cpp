@@ -159,6 +159,10 @@ PreparedRequest prepare_request(const PredictRequest& r) {
   if (!parse_precision(r.precision, p.options.precision))
     throw FieldError("precision", "unknown precision '" + r.precision + "' (one of " + precision_choices() + ")");
   p.spec = find_model(r.model, r.onnx);
+  // Real data needs the model's dataset (decode and augmentation cost per sample); an
+  // imported ONNX file names none.
+  if (r.data == DataSource::real && p.spec.dataset.empty())
+    throw FieldError("data", "model '" + r.model + "' names no dataset (an imported ONNX model): use synthetic data");
   std::string opt = r.optimizer.empty() ? p.spec.optimizer : r.optimizer;
   if (!parse_optimizer(opt, p.options.training_options.optimizer))
     throw FieldError("optimizer", "unknown optimizer '" + opt + "' (sgd_momentum|adam)");
