@@ -18,7 +18,7 @@ void register_models(CLI::App& app) {
         *fmt, {OutputFormat::table, OutputFormat::json, OutputFormat::csv, OutputFormat::markdown});
     auto zoo = load_zoo();
     nlohmann::json arr = nlohmann::json::array();
-    Table t{{"model", "family", "dataset", "input", "classes", "params", "gflops_forward_per_sample",
+    Table t{{"model", "family", "dataset", "input", "classes", "params", "head_params", "gflops_forward_per_sample",
              "reference_params", "description"}};
     for (const auto& m : zoo) {
       GraphOptions o;
@@ -28,7 +28,7 @@ void register_models(CLI::App& app) {
       GraphTotals tot = graph_totals(g);
       std::string input;
       for (size_t i = 0; i < m.input.size(); ++i) input += (i ? "x" : "") + std::to_string(m.input[i]);
-      t.add({m.name, m.family, m.dataset, input, std::to_string(m.classes), fmt_int(tot.params),
+      t.add({m.name, m.family, m.dataset, input, std::to_string(m.classes), fmt_int(tot.params), fmt_int(tot.head_params),
              fmt_fixed(tot.flops_forward / 1e9, 4), m.reference_params ? fmt_int(*m.reference_params) : "",
              m.description});
       arr.push_back({{"model", m.name},
@@ -37,6 +37,7 @@ void register_models(CLI::App& app) {
                      {"input", m.input},
                      {"classes", m.classes},
                      {"params", tot.params},
+                     {"head_params", tot.head_params},
                      {"flops_forward_per_sample", tot.flops_forward},
                      {"reference_params", m.reference_params ? nlohmann::json(*m.reference_params) : nlohmann::json()},
                      {"description", m.description}});

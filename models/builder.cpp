@@ -32,9 +32,9 @@ int ModelBuilder::feature_input(const std::string& name, int64_t length, int64_t
   return t;
 }
 
-int ModelBuilder::labels(int64_t per_timestep_length) {
+int ModelBuilder::labels(int64_t per_timestep_length, const std::string& name) {
   Shape s = per_timestep_length > 0 ? Shape{batch_, per_timestep_length} : Shape{batch_};
-  int t = g_.add_tensor("labels", {s, DType::int32}, TensorRole::label);
+  int t = g_.add_tensor(name, {s, DType::int32}, TensorRole::label);
   pending_inputs_.push_back(t);
   return t;
 }
@@ -194,6 +194,29 @@ int ModelBuilder::dense(int x, int64_t units, bool bias, const std::string& name
   return y;
 }
 
+int ModelBuilder::dense_with(int x, int w, bool trans_w, bool bias, const std::string& name) {
+  const Shape sh = shape(x);  // copies: adding tensors below may reallocate the tensor list
+  const Shape ws = shape(w);
+  if (ws.size() != 2) throw InternalError(name + ": dense_with needs a 2-D weight");
+  const int64_t k = sh.back(), units = trans_w ? ws[0] : ws[1];
+  if ((trans_w ? ws[1] : ws[0]) != k) throw InternalError(name + ": dense_with weight does not match the input");
+  int64_t m = 1;
+  for (size_t i = 0; i + 1 < sh.size(); ++i) m *= sh[i];
+  OpAttrs at;
+  at.m = m;
+  at.n = units;
+  at.k = k;
+  at.trans_b = trans_w;
+  at.has_bias = bias;
+  std::vector<int> in{x, w};
+  if (bias) in.push_back(weight(name + ".bias", {units}));
+  Shape out = sh;
+  out.back() = units;
+  int y = act_tensor(name, out);
+  add(OpKind::MatMul, name, at, in, {y});
+  return y;
+}
+
 int ModelBuilder::dropout(int x, double rate, const std::string& name) {
   OpAttrs at;
   at.rate = rate;
@@ -273,6 +296,101 @@ int ModelBuilder::lstm(int x, int64_t hidden, bool return_sequences, bool revers
   // Gates and cell states of every timestep, kept for backpropagation through time.
   int state = g_.add_tensor(name + ".gates", {{sh[1], sh[0], 6 * hidden}, act_}, TensorRole::aux);
   add(OpKind::LSTM, name, at, {x, w, u, b}, {y, state});
+  return y;
+}
+
+int ModelBuilder::layer_norm(int x, const std::string& name, double eps) {
+  const Shape s = shape(x);  // a copy: adding tensors below may reallocate the tensor list
+  if (s.size() < 2) throw InternalError(name + ": layer norm needs [..., D]");
+  const int64_t d = s.back();
+  const int64_t rows = g_.tensor(x).desc.numel() / d;
+  OpAttrs at;
+  at.eps = eps;
+  int gamma = weight(name + ".weight", {d});
+  int beta = weight(name + ".bias", {d});
+  int y = act_tensor(name, s);
+  // Per-row statistics are saved for the backward pass.
+  int mean = g_.add_tensor(name + ".mean", {{rows}, DType::fp32}, TensorRole::aux);
+  int rstd = g_.add_tensor(name + ".rstd", {{rows}, DType::fp32}, TensorRole::aux);
+  add(OpKind::LayerNorm, name, at, {x, gamma, beta}, {y, mean, rstd});
+  return y;
+}
+
+int ModelBuilder::attention(int q, int k, int v, int64_t heads, bool causal, const std::string& name) {
+  const Shape qs = shape(q), ks = shape(k), vs = shape(v);
+  if (qs.size() != 3 || ks.size() != 3 || vs != ks || qs[0] != ks[0] || qs[2] != ks[2])
+    throw InternalError(name + ": attention needs q [N,Tq,D] and k, v [N,Tk,D], got " + shape_str(qs) + ", " +
+                        shape_str(ks) + ", " + shape_str(vs));
+  if (heads < 1 || qs[2] % heads) throw InternalError(name + ": heads must divide the model width");
+  if (causal && qs[1] != ks[1]) throw InternalError(name + ": a causal mask needs Tq == Tk");
+  OpAttrs at;
+  at.heads = heads;
+  at.causal = causal;
+  at.seq_len = qs[1];
+  int y = act_tensor(name, qs);
+  int probs = g_.add_tensor(name + ".probs", {{qs[0], heads, qs[1], ks[1]}, act_}, TensorRole::aux);
+  add(OpKind::Attention, name, at, {q, k, v}, {y, probs});
+  return y;
+}
+
+int ModelBuilder::softmax(int x, const std::string& name) {
+  int y = act_tensor(name, shape(x));
+  add(OpKind::Softmax, name, {}, {x}, {y});
+  return y;
+}
+
+int ModelBuilder::transpose(int x, const std::vector<int>& perm, const std::string& name) {
+  const Shape s = shape(x);
+  if (perm.size() != s.size()) throw InternalError(name + ": transpose permutation rank differs from the input's");
+  std::vector<bool> seen(s.size(), false);
+  Shape out;
+  for (int p : perm) {
+    if (p < 0 || static_cast<size_t>(p) >= s.size() || seen[static_cast<size_t>(p)])
+      throw InternalError(name + ": transpose needs a permutation of the input axes");
+    seen[static_cast<size_t>(p)] = true;
+    out.push_back(s[static_cast<size_t>(p)]);
+  }
+  OpAttrs at;
+  at.perm = perm;
+  int y = act_tensor(name, out);
+  add(OpKind::Transpose, name, at, {x}, {y});
+  return y;
+}
+
+int ModelBuilder::batch_matmul(int a, int b, bool trans_a, bool trans_b, const std::string& name) {
+  const Shape as = shape(a), bs = shape(b);
+  if (as.size() < 2 || as.size() != bs.size())
+    throw InternalError(name + ": batch matmul needs operands of equal rank >= 2, got " + shape_str(as) + " and " +
+                        shape_str(bs));
+  const size_t r = as.size();
+  int64_t batches = 1;
+  for (size_t i = 0; i + 2 < r; ++i) {
+    if (as[i] != bs[i]) throw InternalError(name + ": batch matmul leading dimensions differ");
+    batches *= as[i];
+  }
+  const int64_t m = trans_a ? as[r - 1] : as[r - 2], ka = trans_a ? as[r - 2] : as[r - 1];
+  const int64_t kb = trans_b ? bs[r - 1] : bs[r - 2], n = trans_b ? bs[r - 2] : bs[r - 1];
+  if (ka != kb) throw InternalError(name + ": batch matmul inner dimensions differ");
+  OpAttrs at;
+  at.m = m;
+  at.n = n;
+  at.k = ka;
+  at.trans_a = trans_a;
+  at.trans_b = trans_b;
+  at.batches = batches;
+  Shape out(as.begin(), as.end() - 2);
+  out.push_back(m);
+  out.push_back(n);
+  int y = act_tensor(name, out);
+  add(OpKind::MatMul, name, at, {a, b}, {y});
+  return y;
+}
+
+int ModelBuilder::scale(int x, double alpha, const std::string& name) {
+  OpAttrs at;
+  at.alpha = alpha;
+  int y = act_tensor(name, shape(x));
+  add(OpKind::Scale, name, at, {x}, {y});
   return y;
 }
 

@@ -29,7 +29,7 @@ class ModelBuilder {
   int sequence_input(const std::string& name, int64_t length);  // int32 token ids [N, T]
   int feature_input(const std::string& name, int64_t length, int64_t features);  // floats [N, T, F]
   // Labels: one class id per sample (or per timestep when `per_timestep_length` > 0).
-  int labels(int64_t per_timestep_length = 0);
+  int labels(int64_t per_timestep_length = 0, const std::string& name = "labels");
 
   int conv(int x, const ConvArgs& a, const std::string& name);
   // Square-kernel shortcut: k x k, stride s, pad p.
@@ -49,6 +49,19 @@ class ModelBuilder {
   int reshape(int x, const Shape& shape, const std::string& name);
   int embedding(int ids, int64_t vocab, int64_t dim, const std::string& name);
   int lstm(int x, int64_t hidden, bool return_sequences, bool reverse, const std::string& name);
+  // Transformer ops. All act on the last axis of [..., D] activations.
+  int layer_norm(int x, const std::string& name, double eps = 1e-5);  // weights gamma, beta [D]
+  // Multi-head scaled dot-product attention core: q [N, Tq, D], k and v [N, Tk, D] (already
+  // projected) -> [N, Tq, D]; heads split D. The probabilities [N, H, Tq, Tk] are saved.
+  int attention(int q, int k, int v, int64_t heads, bool causal, const std::string& name);
+  int softmax(int x, const std::string& name);
+  int transpose(int x, const std::vector<int>& perm, const std::string& name);
+  // [..., M, K] x [..., K, N] (op() per trans flag) with equal leading dims; no weights.
+  int batch_matmul(int a, int b, bool trans_a, bool trans_b, const std::string& name);
+  int scale(int x, double alpha, const std::string& name);  // y = alpha x
+  // A dense layer on the last axis with an existing weight (tied embeddings): W is [K, N], or
+  // [N, K] when trans_w (an embedding table [vocab, D] used as the output projection).
+  int dense_with(int x, int w, bool trans_w, bool bias, const std::string& name);
   // Softmax cross-entropy over the last axis (sigmoid cross-entropy when it has size 1).
   int softmax_cross_entropy(int logits, int labels, const std::string& name);
 

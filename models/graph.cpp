@@ -47,6 +47,7 @@ const char* activation_name(ActivationFn f) {
     case ActivationFn::relu: return "relu";
     case ActivationFn::sigmoid: return "sigmoid";
     case ActivationFn::tanh: return "tanh";
+    case ActivationFn::gelu: return "gelu";
   }
   return "?";
 }

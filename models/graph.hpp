@@ -56,7 +56,9 @@ struct Tensor {
 enum class Phase { forward, backward, update, communication };
 const char* phase_name(Phase p);
 
-enum class ActivationFn { relu, sigmoid, tanh };
+// gelu: the exact (erf) form of BERT/GPT-2; its derivative needs the input, so its
+// ActivationBackward reads {dy, x} where the others read {dy, y}.
+enum class ActivationFn { relu, sigmoid, tanh, gelu };
 enum class PoolFn { max, avg };
 const char* activation_name(ActivationFn f);
 
@@ -74,9 +76,20 @@ struct OpAttrs {
   bool global_pool = false;
   // Activations.
   ActivationFn act = ActivationFn::relu;
-  // MatMul: C[m,n] = op(A)[m,k] x op(B)[k,n].
+  // MatMul: C[m,n] = op(A)[m,k] x op(B)[k,n], `batches` independent products (a batched
+  // matmul of two activations, e.g. attention written out); dense layers have batches = 1.
   int64_t m = 0, n = 0, k = 0;
   bool trans_a = false, trans_b = false;
+  int64_t batches = 1;
+  // Attention: heads share the model width D (head dim D / heads); causal masks key j > query i.
+  int64_t heads = 1;
+  bool causal = false;
+  // Layer norm epsilon.
+  double eps = 1e-5;
+  // Transpose: output axis i is input axis perm[i].
+  std::vector<int> perm;
+  // Scale: y = alpha x.
+  double alpha = 1.0;
   // LSTM over a whole sequence.
   int64_t seq_len = 0, hidden = 0, input_size = 0;
   bool reverse = false, return_sequences = false;

@@ -37,6 +37,14 @@ namespace xpusim {
   X(EmbeddingBackward, "embedding_backward")    /* scatter-add into the table gradient  */ \
   X(LSTM, "lstm")                               /* a whole sequence, timesteps serial   */ \
   X(LSTMBackward, "lstm_backward")                                                        \
+  X(LayerNorm, "layer_norm")                    /* over the last axis, gamma/beta [D]     */ \
+  X(LayerNormBackward, "layer_norm_backward")                                             \
+  X(Attention, "attention")                     /* multi-head softmax(QK^T/sqrt(d)) V     */ \
+  X(AttentionBackward, "attention_backward")                                              \
+  X(Softmax, "softmax")                         /* over the last axis (no loss)           */ \
+  X(SoftmaxBackward, "softmax_backward")                                                  \
+  X(Transpose, "transpose")                     /* axis permutation: a copy               */ \
+  X(Scale, "scale")                             /* y = alpha x                            */ \
   X(SGDMomentumUpdate, "sgd_momentum_update")   /* v = mu v + g (+wd w); w -= lr v       */ \
   X(AdamUpdate, "adam_update")                                                            \
   X(AllReduce, "all_reduce")                    /* data-parallel gradient sum           */

@@ -138,6 +138,9 @@ class Lowering {
       case OpKind::DropoutBackward:
       case OpKind::EmbeddingBackward:
       case OpKind::LSTMBackward:
+      case OpKind::LayerNormBackward:
+      case OpKind::AttentionBackward:
+      case OpKind::SoftmaxBackward:
       case OpKind::SGDMomentumUpdate:
       case OpKind::AdamUpdate:
       case OpKind::AllReduce:
@@ -157,28 +160,96 @@ class Lowering {
         return;
       }
       case OpKind::MatMul: {
+        // C = op(A) op(B) with op(A) [m,k], op(B) [k,n] (per batch). Dense layers have
+        // A = X, B = W, no transposes; attention written out has both operands activations.
+        const OpAttrs& f = op.attrs;
         int x = op.inputs[0], w = op.inputs[1];
         if (needs(x)) {
-          // dX[m,k] = dY[m,n] x W^T[n,k]
-          OpAttrs a = op.attrs;
-          a.n = op.attrs.k;
-          a.k = op.attrs.n;
-          a.trans_b = true;
+          OpAttrs a = f;
           a.has_bias = false;
+          std::vector<int> in;
+          if (!f.trans_a) {  // dA[m,k] = dC[m,n] x op(B)^T[n,k]
+            a.n = f.k;
+            a.k = f.n;
+            a.trans_b = !f.trans_b;
+            in = {dy, w};
+          } else {  // A is [k,m]: dA = op(B)[k,n] x dC^T[n,m]
+            a.m = f.k;
+            a.n = f.m;
+            a.k = f.n;
+            a.trans_a = f.trans_b;
+            a.trans_b = true;
+            in = {w, dy};
+          }
           int dx = grad_tensor(x);
-          emit(OpKind::MatMul, bname + "/data", a, {dy, w}, {dx}, i, Phase::backward);
+          emit(OpKind::MatMul, bname + "/data", a, in, {dx}, i, Phase::backward);
           contribute(x, dx);
         }
-        // dW[k,n] = X^T[k,m] x dY[m,n]; the bias gradient is the column sum of dY.
-        OpAttrs a = op.attrs;
-        a.m = op.attrs.k;
-        a.k = op.attrs.m;
-        a.trans_a = true;
+        if (!needs(w)) return;
+        // dB[k,n] = op(A)^T[k,m] x dC[m,n]; the bias gradient is the column sum of dC.
+        OpAttrs a = f;
+        std::vector<int> in;
+        if (!f.trans_b) {
+          a.m = f.k;
+          a.k = f.m;
+          a.trans_a = !f.trans_a;
+          in = {x, dy};
+        } else {  // B is [n,k]: dB = dC^T[n,m] x op(A)[m,k]
+          a.m = f.n;
+          a.n = f.k;
+          a.k = f.m;
+          a.trans_a = true;
+          a.trans_b = f.trans_a;
+          in = {dy, x};
+        }
         std::vector<int> outs{grad_tensor(w)};
-        if (op.attrs.has_bias) outs.push_back(grad_tensor(op.inputs[2]));
-        emit(OpKind::MatMul, bname + "/weight", a, {x, dy}, outs, i, Phase::backward);
+        if (f.has_bias) outs.push_back(grad_tensor(op.inputs[2]));
+        emit(OpKind::MatMul, bname + "/weight", a, in, outs, i, Phase::backward);
         contribute(w, outs[0]);
-        if (op.attrs.has_bias) contribute(op.inputs[2], outs[1]);
+        if (f.has_bias) contribute(op.inputs[2], outs[1]);
+        return;
+      }
+      case OpKind::LayerNorm: {
+        int x = op.inputs[0];
+        int dx = grad_tensor(x), dg = grad_tensor(op.inputs[1]), db = grad_tensor(op.inputs[2]);
+        emit(OpKind::LayerNormBackward, bname, op.attrs, {dy, x, op.inputs[1], op.outputs[1], op.outputs[2]},
+             {dx, dg, db}, i, Phase::backward);
+        contribute(x, dx);
+        contribute(op.inputs[1], dg);
+        contribute(op.inputs[2], db);
+        return;
+      }
+      case OpKind::Attention: {
+        int q = op.inputs[0], k = op.inputs[1], v = op.inputs[2];
+        int dq = grad_tensor(q, ".attn"), dk = grad_tensor(k, ".attn"), dv = grad_tensor(v, ".attn");
+        emit(OpKind::AttentionBackward, bname, op.attrs, {dy, q, k, v, op.outputs[1]}, {dq, dk, dv}, i,
+             Phase::backward);
+        contribute(q, dq);
+        contribute(k, dk);
+        contribute(v, dv);
+        return;
+      }
+      case OpKind::Softmax: {
+        int x = op.inputs[0];
+        int dx = grad_tensor(x);
+        emit(OpKind::SoftmaxBackward, bname, op.attrs, {dy, y}, {dx}, i, Phase::backward);
+        contribute(x, dx);
+        return;
+      }
+      case OpKind::Transpose: {
+        int x = op.inputs[0];
+        OpAttrs a = op.attrs;  // the inverse permutation
+        for (size_t j = 0; j < op.attrs.perm.size(); ++j) a.perm[static_cast<size_t>(op.attrs.perm[j])] = static_cast<int>(j);
+        int dx = grad_tensor(x);
+        emit(OpKind::Transpose, bname, a, {dy}, {dx}, i, Phase::backward);
+        contribute(x, dx);
+        return;
+      }
+      case OpKind::Scale: {
+        int x = op.inputs[0];
+        int dx = grad_tensor(x);
+        emit(OpKind::Scale, bname, op.attrs, {dy}, {dx}, i, Phase::backward);
+        contribute(x, dx);
         return;
       }
       case OpKind::BatchNorm: {
@@ -194,8 +265,9 @@ class Lowering {
       case OpKind::Activation: {
         int x = op.inputs[0];
         int dx = grad_tensor(x);
-        // relu, sigmoid and tanh derivatives are all functions of the output.
-        emit(OpKind::ActivationBackward, bname, op.attrs, {dy, y}, {dx}, i, Phase::backward);
+        // relu, sigmoid and tanh derivatives are all functions of the output; gelu's is not.
+        emit(OpKind::ActivationBackward, bname, op.attrs, {dy, op.attrs.act == ActivationFn::gelu ? x : y}, {dx}, i,
+             Phase::backward);
         contribute(x, dx);
         return;
       }

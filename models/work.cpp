@@ -63,6 +63,7 @@ Work count_work(const OpGraph& g, const OpNode& op) {
     case OpKind::MatMul:
       w.flops = 2.0 * a.m * a.n * a.k;
       if (a.has_bias) w.flops += static_cast<double>(a.m) * a.n;  // bias add, or bias-gradient reduction
+      w.flops *= static_cast<double>(a.batches);
       break;
     case OpKind::BatchNorm:
       // statistics: sum and sum of squares (3/elem); normalise and scale: (x-mu)*r*g+b (4/elem)
@@ -74,11 +75,16 @@ Work count_work(const OpGraph& g, const OpNode& op) {
       w.flops = 9.0 * numel(g, op.inputs[0]);
       break;
     case OpKind::Activation:
-      w.flops = (a.act == ActivationFn::relu ? 1.0 : 4.0) * numel(g, op.outputs[0]);
+      // gelu: x * 0.5 * (1 + erf(x / sqrt 2)), erf as one transcendental plus ~4 FLOPs.
+      w.flops = (a.act == ActivationFn::relu ? 1.0 : a.act == ActivationFn::gelu ? 5.0 : 4.0) *
+                numel(g, op.outputs[0]);
       if (a.act != ActivationFn::relu) w.transcendentals = static_cast<double>(numel(g, op.outputs[0]));
       break;
     case OpKind::ActivationBackward:
-      w.flops = (a.act == ActivationFn::relu ? 1.0 : 3.0) * numel(g, op.outputs[0]);
+      // gelu': Phi(x) + x phi(x): an erf and an exp from the saved input, ~6 FLOPs.
+      w.flops = (a.act == ActivationFn::relu ? 1.0 : a.act == ActivationFn::gelu ? 6.0 : 3.0) *
+                numel(g, op.outputs[0]);
+      if (a.act == ActivationFn::gelu) w.transcendentals = 2.0 * numel(g, op.outputs[0]);
       break;
     case OpKind::Add:
       w.flops = static_cast<double>(op.inputs.size() - 1) * numel(g, op.outputs[0]);
@@ -144,6 +150,54 @@ Work count_work(const OpGraph& g, const OpNode& op) {
       w.flops = t * (2.0 * 2.0 * n * (in + h) * 4 * h + 20.0 * n * h);
       break;
     }
+    case OpKind::LayerNorm:
+      // per row: mean (1/elem), variance (3/elem), normalise (2/elem), affine (2/elem); one rsqrt
+      w.flops = 8.0 * numel(g, op.inputs[0]);
+      w.transcendentals = static_cast<double>(numel(g, op.outputs[1]));
+      break;
+    case OpKind::LayerNormBackward:
+      // dgamma, dbeta reductions (4/elem) and dx = r*(g*dy - mean(g*dy) - xhat*mean(g*dy*xhat)) (7/elem)
+      w.flops = 11.0 * numel(g, op.inputs[0]);
+      break;
+    case OpKind::Attention: {
+      // Per head: S = Q K^T (2 Tq Tk dh), P = softmax(S / sqrt(dh)) (scale, max, subtract, exp,
+      // sum, divide: 5 per score, one exp), Y = P V (2 Tq Tk dh). Summed over heads the matmuls
+      // are 4 N Tq Tk D. A causal mask is counted as dense: the kernels of the frameworks this
+      // models (cuBLAS batched GEMM + softmax, no FlashAttention) compute the masked half too.
+      const Shape& qs = g.tensor(op.inputs[0]).desc.shape;
+      const double scores = static_cast<double>(numel(g, op.outputs[1]));  // N H Tq Tk
+      w.flops = 4.0 * scores * static_cast<double>(qs[2]) / static_cast<double>(a.heads) + 5.0 * scores;
+      w.transcendentals = scores;
+      // Written out as three kernels, the scores are written and read once more and the
+      // probabilities read by P V: beyond reading Q, K, V and writing Y and P.
+      w.bytes_read += 2 * bytes_of(g, op.outputs[1]);
+      w.bytes_written += bytes_of(g, op.outputs[1]);
+      break;
+    }
+    case OpKind::AttentionBackward: {
+      // dV = P^T dY, dP = dY V^T, dS = P * (dP - rowsum(dP * P)) / sqrt(dh), dQ = dS K,
+      // dK = dS^T Q: four matmuls (8 N Tq Tk D) and 4 FLOPs per score.
+      const Shape& qs = g.tensor(op.inputs[1]).desc.shape;
+      const double scores = static_cast<double>(numel(g, op.inputs[4]));
+      w.flops = 8.0 * scores * static_cast<double>(qs[2]) / static_cast<double>(g.op(op.forward_op).attrs.heads) +
+                4.0 * scores;
+      // dP and dS are materialised: written once each, read three times between them.
+      w.bytes_read += 3 * bytes_of(g, op.inputs[4]);
+      w.bytes_written += 2 * bytes_of(g, op.inputs[4]);
+      break;
+    }
+    case OpKind::Softmax:
+      w.flops = 4.0 * numel(g, op.inputs[0]);  // max, subtract, exp-sum, divide
+      w.transcendentals = static_cast<double>(numel(g, op.inputs[0]));
+      break;
+    case OpKind::SoftmaxBackward:
+      w.flops = 3.0 * numel(g, op.outputs[0]);  // dx = y * (dy - sum(dy * y))
+      break;
+    case OpKind::Transpose:
+      break;  // pure data movement
+    case OpKind::Scale:
+      w.flops = static_cast<double>(numel(g, op.outputs[0]));
+      break;
     case OpKind::SGDMomentumUpdate:
       // v = mu*v + g + wd*w (4); w -= lr*v (2)
       w.flops = 6.0 * numel(g, op.inputs[0]);
@@ -176,6 +230,7 @@ GraphTotals graph_totals(const OpGraph& g) {
     switch (tt.role) {
       case TensorRole::weight:
         t.params += tt.desc.numel();
+        if (tt.name.rfind("head.", 0) == 0) t.head_params += tt.desc.numel();
         t.weight_bytes += tt.desc.bytes();
         weights.insert(i);
         break;

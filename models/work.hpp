@@ -15,6 +15,7 @@ void count_all_work(OpGraph& g);
 
 struct GraphTotals {
   int64_t params = 0;               // trainable parameters
+  int64_t head_params = 0;          // of which in the task head (weights named head.*), e.g. BERT's classifier
   double flops_forward = 0;         // forward ops only
   double flops_backward = 0;
   double flops_update = 0;

@@ -121,9 +121,33 @@ OpCost OpCostModel::on_Conv2DBackwardFilter(const OpGraph& g, int op) { return c
 OpCost OpCostModel::on_MatMul(const OpGraph& g, int op) {
   const OpAttrs& a = g.op(op).attrs;
   const double dmin = static_cast<double>(std::min({a.m, a.n, a.k}));
-  return gemm(g, op, g.op(op).work.flops, static_cast<double>(a.m * a.n), dmin, static_cast<double>(a.n),
+  return gemm(g, op, g.op(op).work.flops, static_cast<double>(a.m * a.n * a.batches), dmin, static_cast<double>(a.n),
               a.k >= 8 && a.n >= 8 && a.m >= 8, 1);
 }
+
+OpCost OpCostModel::attention(const OpGraph& g, int op, double gemms, double per_score, double kernels) const {
+  const OpNode& n = g.op(op);
+  const OpNode& f = n.forward_op >= 0 ? g.op(n.forward_op) : n;
+  const Shape& qs = g.tensor(f.inputs[0]).desc.shape;
+  const Shape& ks = g.tensor(f.inputs[1]).desc.shape;
+  const double heads = static_cast<double>(std::max<int64_t>(1, f.attrs.heads));
+  const double dh = static_cast<double>(qs[2]) / heads, tq = static_cast<double>(qs[1]),
+               tk = static_cast<double>(ks[1]);
+  const double scores = static_cast<double>(qs[0]) * heads * tq * tk;
+  const double gemm_flops = gemms * 2.0 * scores * dh;
+  OpCost c = gemm(g, op, gemm_flops, scores, std::min({tq, tk, dh}), tk, dh >= 8 && tq >= 8 && tk >= 8, kernels);
+  c.compute_s += (per_score * scores + r_.transcendental_flops * n.work.transcendentals) / r_.vector_flops_s;
+  return c;
+}
+
+OpCost OpCostModel::on_Attention(const OpGraph& g, int op) { return attention(g, op, 2, 5, 3); }
+OpCost OpCostModel::on_AttentionBackward(const OpGraph& g, int op) { return attention(g, op, 4, 4, 5); }
+OpCost OpCostModel::on_LayerNorm(const OpGraph& g, int op) { return streaming(g, op, OpClass::normalization); }
+OpCost OpCostModel::on_LayerNormBackward(const OpGraph& g, int op) { return streaming(g, op, OpClass::normalization); }
+OpCost OpCostModel::on_Softmax(const OpGraph& g, int op) { return streaming(g, op, OpClass::elementwise); }
+OpCost OpCostModel::on_SoftmaxBackward(const OpGraph& g, int op) { return streaming(g, op, OpClass::elementwise); }
+OpCost OpCostModel::on_Transpose(const OpGraph& g, int op) { return streaming(g, op, OpClass::elementwise); }
+OpCost OpCostModel::on_Scale(const OpGraph& g, int op) { return streaming(g, op, OpClass::elementwise); }
 
 OpCost OpCostModel::on_BatchNorm(const OpGraph& g, int op) { return streaming(g, op, OpClass::normalization); }
 OpCost OpCostModel::on_BatchNormBackward(const OpGraph& g, int op) { return streaming(g, op, OpClass::normalization); }

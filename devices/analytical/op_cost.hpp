@@ -55,6 +55,9 @@ class OpCostModel final : public OpVisitor<OpCost> {
   OpCost gemm(const OpGraph& g, int op, double flops, double items, double dmin, double n_out, bool tensor_ok,
               double kernels) const;
   OpCost streaming(const OpGraph& g, int op, OpClass cls, double kernels = 1) const;
+  // Attention written out as batched GEMMs plus a softmax pass: `gemms` products of
+  // [Tq, dh] x [dh, Tk] shape per head, `per_score` vector FLOPs per score, `kernels` launches.
+  OpCost attention(const OpGraph& g, int op, double gemms, double per_score, double kernels) const;
   double memory_seconds(double bytes) const;
   // LSTM forward/backward: the batch is dim 0 of inputs[batch_input]; kernels per timestep.
   OpCost recurrent(const OpGraph& g, int op, int batch_input, double kernels_per_step) const;  // from DRAM, or from the LLC when they fit

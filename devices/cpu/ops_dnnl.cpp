@@ -152,6 +152,7 @@ dnnl::algorithm eltwise_alg(ActivationFn f) {
     case ActivationFn::relu: return dnnl::algorithm::eltwise_relu_use_dst_for_bwd;
     case ActivationFn::sigmoid: return dnnl::algorithm::eltwise_logistic_use_dst_for_bwd;
     case ActivationFn::tanh: return dnnl::algorithm::eltwise_tanh_use_dst_for_bwd;
+    case ActivationFn::gelu: throw UnavailableError("cpu backend: gelu is not implemented yet");
   }
   return dnnl::algorithm::eltwise_relu_use_dst_for_bwd;
 }
@@ -425,6 +426,7 @@ void Runner::on_MatMul(const OpGraph& g, int i) {
   auto& s = state_of<Prim>(*this, i, fresh);
   const OpNode& op = g.op(i);
   const OpAttrs& a = op.attrs;
+  if (a.batches != 1) throw UnavailableError("cpu backend: batched matmul (" + op.name + ") is not implemented yet");
   bool fwd_bias = op.inputs.size() > 2;
   float* b = op.phase == Phase::forward || a.trans_b ? weight_operand(i, op.inputs[1]) : ptr(op.inputs[1]);
   if (fresh) {

@@ -53,6 +53,7 @@ cudnnActivationMode_t act_mode(ActivationFn f) {
     case ActivationFn::relu: return CUDNN_ACTIVATION_RELU;
     case ActivationFn::sigmoid: return CUDNN_ACTIVATION_SIGMOID;
     case ActivationFn::tanh: return CUDNN_ACTIVATION_TANH;
+    case ActivationFn::gelu: throw UnavailableError("cuda backend: gelu is not implemented yet");
   }
   return CUDNN_ACTIVATION_RELU;
 }
@@ -138,6 +139,7 @@ void Replica::on_Conv2DBackwardFilter(const OpGraph& g, int op) {
 void Replica::on_MatMul(const OpGraph& g, int op) {
   const OpNode& n = g.op(op);
   const OpAttrs& a = n.attrs;
+  if (a.batches != 1) throw UnavailableError("cuda backend: batched matmul (" + n.name + ") is not implemented yet");
   DType ct = n.compute_dtype;
   auto operand = [&](int t) -> const void* {
     if (g.tensor(t).role == TensorRole::weight) return weight_as(t, ct);

@@ -13,6 +13,8 @@ const std::vector<FamilyEntry>& model_families() {
       {"ncf", "Neural collaborative filtering, NeuMF (He et al. 2017; MLPerf)", zoo::parse_ncf},
       {"word2vec", "word2vec skip-gram with sampled (NCE) loss", zoo::parse_word2vec},
       {"gnmt", "GNMT: LSTM encoder-decoder with attention (Wu et al. 2016; MLPerf)", zoo::parse_gnmt},
+      {"transformer", "Transformer encoder/decoder: BERT (post-LN) and GPT-2 (pre-LN, causal) styles",
+       zoo::parse_transformer},
   };
   return families;
 }

@@ -24,6 +24,7 @@ struct OpNeeds {
   int64_t gemm_repeats = 1;  // groups of a grouped conv, timesteps of an LSTM
   bool chunk_contraction = false;  // split over L (weight gradients) instead of P
   int hbm_passes = 1;        // reads of the inputs (2 for batch norm: statistics, then apply)
+  double anchor_vector_flops = 0;  // MXU ops: FLOPs of the op itself that run on the vector unit
 };
 
 class Classifier final : public OpVisitor<OpNeeds> {
@@ -39,8 +40,19 @@ class Classifier final : public OpVisitor<OpNeeds> {
     const OpAttrs& a = g.op(i).attrs;
     OpNeeds n = of(Role::mxu);
     n.gemm = {a.m, a.k, a.n};
+    n.gemm_repeats = a.batches;
     return n;
   }
+  OpNeeds on_LayerNorm(const OpGraph&, int) override { OpNeeds n = of(Role::vector); n.hbm_passes = 2; return n; }
+  OpNeeds on_LayerNormBackward(const OpGraph&, int) override { OpNeeds n = of(Role::vector); n.hbm_passes = 2; return n; }
+  OpNeeds on_Attention(const OpGraph& g, int i) override { return attention(g, g.op(i), g.op(i), 2, 5.0); }
+  OpNeeds on_AttentionBackward(const OpGraph& g, int i) override {
+    return attention(g, g.op(i), g.op(g.op(i).forward_op), 4, 4.0);
+  }
+  OpNeeds on_Softmax(const OpGraph&, int) override { return of(Role::vector); }
+  OpNeeds on_SoftmaxBackward(const OpGraph&, int) override { return of(Role::vector); }
+  OpNeeds on_Transpose(const OpGraph&, int) override { return of(Role::copy); }
+  OpNeeds on_Scale(const OpGraph&, int) override { return of(Role::elementwise); }
   OpNeeds on_BatchNorm(const OpGraph&, int) override { OpNeeds n = of(Role::vector); n.hbm_passes = 2; return n; }
   OpNeeds on_BatchNormBackward(const OpGraph&, int) override { OpNeeds n = of(Role::vector); n.hbm_passes = 2; return n; }
   OpNeeds on_Activation(const OpGraph&, int) override { return of(Role::elementwise); }
@@ -90,6 +102,21 @@ class Classifier final : public OpVisitor<OpNeeds> {
       n.gemm = {kc, out_px, co};
       n.chunk_contraction = true;
     }
+    return n;
+  }
+  // Attention: per batch element and head, Q K^T is a [Tq, dh] x [dh, Tk] GEMM and P V a
+  // [Tq, Tk] x [Tk, dh] one; both are costed as the first shape (same MACs, and with dh = 64
+  // both half-fill a 128-wide array, on the contraction or on the output side). The forward
+  // runs 2 such GEMMs, the backward 4; the softmax (per score) runs on the vector unit.
+  static OpNeeds attention(const OpGraph& g, const OpNode& op, const OpNode& f, int64_t gemms, double per_score) {
+    const Shape& qs = g.tensor(f.inputs[0]).desc.shape;
+    const Shape& ks = g.tensor(f.inputs[1]).desc.shape;
+    const int64_t heads = std::max<int64_t>(1, f.attrs.heads);
+    OpNeeds n = of(Role::mxu);
+    n.gemm = {qs[1], qs[2] / heads, ks[1]};
+    n.gemm_repeats = gemms * qs[0] * heads;
+    n.anchor_vector_flops = per_score * static_cast<double>(qs[0] * heads * qs[1] * ks[1]);
+    (void)op;
     return n;
   }
   // LSTM: per timestep one [batch, in+hidden] x [in+hidden, 4h] GEMM, serial in time.
@@ -240,7 +267,7 @@ Program lower_step(const OpGraph& g, const TpuSpec& s, const LoweringOptions& o)
     for (int m : gr.members) {
       const OpNode& mo = g.op(m);
       double pad = op_padding(g, mo, s);
-      vec_flops += (m == gr.anchor && gr.role == Role::mxu) ? 0 : mo.work.flops * pad;
+      vec_flops += (m == gr.anchor && gr.role == Role::mxu) ? gr.needs.anchor_vector_flops * pad : mo.work.flops * pad;
       transc += mo.work.transcendentals * pad;
       for (int t : mo.inputs) {
         int st = storage_of(g, t);

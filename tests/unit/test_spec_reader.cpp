@@ -63,8 +63,8 @@ TEST_CASE("malformed model YAML reports file:line: key", "[spec][zoo]") {
                             "name: m\nfamily: sequential\ndataset: mnist\ninput: [1, 28, 28]\nclasses: 10\n"
                             "params:\n  layers:\n    - {type: dense, units: 10, unitz: 3}\n");
   CHECK_THROWS_WITH(load_model_spec(p), Catch::Contains(p + ":8: params.layers[0].unitz: unknown key"));
-  std::string q = write_tmp("bad_family.yaml", "name: m\nfamily: transformer\ndataset: x\ninput: [1,2,3]\nclasses: 2\n");
-  CHECK_THROWS_WITH(load_model_spec(q), Catch::Contains(q + ":2: family: unknown family 'transformer'"));
+  std::string q = write_tmp("bad_family.yaml", "name: m\nfamily: transformr\ndataset: x\ninput: [1,2,3]\nclasses: 2\n");
+  CHECK_THROWS_WITH(load_model_spec(q), Catch::Contains(q + ":2: family: unknown family 'transformr'"));
   std::string s = write_tmp("bad_syntax.yaml", "name: m\n  family: [\n");
   CHECK_THROWS_AS(load_model_spec(s), UserError);
 }
