@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Exports the ONNX fixtures xpusim's importer is tested on (docs/onnx.md).
 
-  make_onnx_fixtures.py OUT_DIR [NAME ...]      NAME in: tiny_cnn bert_tiny gpt_tiny resnet50
+  make_onnx_fixtures.py OUT_DIR [NAME ...]      NAME in: tiny_cnn bert_tiny gpt_tiny attn_unfused resnet50
+
+tiny_cnn, bert_tiny, gpt_tiny and attn_unfused (a one-layer decoder whose attention scales q
+before QK^T, so the importer lowers it op by op) are committed under tests/data/onnx/.
 
 Each NAME.onnx gets a sidecar NAME.json with the torch module's trainable parameter count
 (the figure the importer's parameter total must equal) and the input shapes it was exported
@@ -61,9 +64,9 @@ class TinyCNN(nn.Module):
 class Block(nn.Module):
     """Post-LN (BERT) or pre-LN (GPT) Transformer block with manual multi-head attention."""
 
-    def __init__(self, d, heads, ffn, causal, seq):
+    def __init__(self, d, heads, ffn, causal, seq, prescale=False):
         super().__init__()
-        self.h, self.dh, self.causal = heads, d // heads, causal
+        self.h, self.dh, self.causal, self.prescale = heads, d // heads, causal, prescale
         self.q, self.k, self.v, self.o = (nn.Linear(d, d) for _ in range(4))
         self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
         self.fc1, self.fc2 = nn.Linear(d, ffn), nn.Linear(ffn, d)
@@ -75,7 +78,10 @@ class Block(nn.Module):
         q = self.q(x).view(n, t, self.h, self.dh).transpose(1, 2)
         k = self.k(x).view(n, t, self.h, self.dh).transpose(1, 2)
         v = self.v(x).view(n, t, self.h, self.dh).transpose(1, 2)
-        s = (q @ k.transpose(-2, -1)) / math.sqrt(self.dh)
+        if self.prescale:  # q scaled before the product: not the fused pattern, lowered op by op
+            s = (q * (1.0 / math.sqrt(self.dh))) @ k.transpose(-2, -1)
+        else:
+            s = (q @ k.transpose(-2, -1)) / math.sqrt(self.dh)
         if self.causal:
             s = s.masked_fill(self.mask[:, :, :t, :t] == 0, float("-inf"))
         p = torch.softmax(s, dim=-1)
@@ -91,11 +97,11 @@ class Block(nn.Module):
 
 
 class TinyTransformer(nn.Module):
-    def __init__(self, vocab, seq, d, heads, ffn, layers, causal, tied):
+    def __init__(self, vocab, seq, d, heads, ffn, layers, causal, tied, prescale=False):
         super().__init__()
         self.tok = nn.Embedding(vocab, d)
         self.pos = nn.Embedding(seq, d)
-        self.blocks = nn.ModuleList(Block(d, heads, ffn, causal, seq) for _ in range(layers))
+        self.blocks = nn.ModuleList(Block(d, heads, ffn, causal, seq, prescale) for _ in range(layers))
         self.ln_f = nn.LayerNorm(d)
         self.head = nn.Linear(d, vocab, bias=not tied)
         if tied:
@@ -135,6 +141,11 @@ def make(name, out_dir):
         m = TinyTransformer(vocab=256, seq=seq, d=64, heads=4, ffn=128, layers=2, causal=causal, tied=False)
         x, train = torch.randint(0, 256, (2, seq)), False
         inputs = {"input": ["batch", seq]}
+    elif name == "attn_unfused":
+        seq = 8
+        m = TinyTransformer(vocab=64, seq=seq, d=32, heads=4, ffn=64, layers=1, causal=True, tied=False, prescale=True)
+        x, train = torch.randint(0, 64, (2, seq)), False
+        inputs = {"input": ["batch", seq]}
     else:
         raise SystemExit(f"make_onnx_fixtures: unknown fixture '{name}'")
     dynamic = {"input": {0: "batch"}, "logits": {0: "batch"}} if not train else None
@@ -153,7 +164,7 @@ def main():
         raise SystemExit(__doc__)
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)
-    for name in sys.argv[2:] or ["tiny_cnn", "bert_tiny", "gpt_tiny", "resnet50"]:
+    for name in sys.argv[2:] or ["tiny_cnn", "bert_tiny", "gpt_tiny", "attn_unfused", "resnet50"]:
         make(name, out_dir)
 
 

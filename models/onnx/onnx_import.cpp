@@ -27,6 +27,7 @@ const std::set<std::string>& supported_ops() {
       "Conv", "BatchNormalization", "Relu", "Sigmoid", "Tanh", "MaxPool", "AveragePool", "GlobalAveragePool",
       "Gemm", "MatMul", "Add", "Mul", "Concat", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Gather",
       "Dropout", "Identity", "Constant", "Shape", "Pad", "Transpose",
+      "LayerNormalization", "Softmax", "Div", "Erf", "ReduceMean", "Where", "Sub", "Pow", "Sqrt",
       // folded when every input is constant
       "Cast", "Slice", "Sub", "Div", "Pow", "Sqrt", "Neg", "Equal", "Less", "Greater", "Not", "And", "Or", "Where",
       "ConstantOfShape", "Range", "Expand", "Floor", "Ceil", "Abs"};
@@ -78,17 +79,19 @@ std::shared_ptr<CheckedGraph> check_graph(const std::string& path, const OnnxImp
   if (gr.outputs.empty()) throw UserError(file + ": the graph has no outputs");
   g->output = gr.outputs[0].name;
 
+  std::set<std::string> graph_inputs;
+  for (const auto* in : g->host_inputs)
+    if (in->name.empty() || !graph_inputs.insert(in->name).second)
+      throw UserError(file + ": graph input '" + in->name + "' is declared twice or has no name");
   // Producers; a value written twice breaks single assignment.
   std::map<std::string, size_t> producer;
   for (size_t i = 0; i < gr.nodes.size(); ++i)
     for (const auto& o : gr.nodes[i].outputs) {
       if (o.empty()) continue;
-      if (!producer.emplace(o, i).second || g->initializers.count(o))
+      if (!producer.emplace(o, i).second || g->initializers.count(o) || graph_inputs.count(o))
         throw UserError(file + ": node '" + g->node_names[i] + "' (" + gr.nodes[i].op_type + "): output '" + o +
                         "' is also produced elsewhere");
     }
-  std::set<std::string> graph_inputs;
-  for (const auto* in : g->host_inputs) graph_inputs.insert(in->name);
   for (size_t i = 0; i < gr.nodes.size(); ++i)
     for (const auto& in : gr.nodes[i].inputs)
       if (!in.empty() && !producer.count(in) && !g->initializers.count(in) && !graph_inputs.count(in))
@@ -174,7 +177,8 @@ std::shared_ptr<CheckedGraph> check_graph(const std::string& path, const OnnxImp
     }
     if (s.empty()) throw UserError(file + ": input '" + in->name + "' is a scalar; inputs need a batch dimension");
     for (auto d : s)
-      if (d <= 0 || d > 2147483647) throw FieldError("input_shape", in->name + ": dimensions must be in [1, 2147483647]");
+      if (d <= 0 || d > 2147483647)
+        throw FieldError("input_shape", file + ": input '" + in->name + "': dimensions must be in [1, 2147483647]");
     s[0] = 1;
     g->input_shapes[in->name] = s;
   }
