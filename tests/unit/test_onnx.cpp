@@ -285,6 +285,22 @@ TEST_CASE("torch-exported Transformers: parameters, GELU, LayerNorm, attention",
   }
 }
 
+TEST_CASE("the imported GPT costs like the same GPT built by the zoo's transformer family", "[onnx]") {
+  // gpt_tiny as a zoo YAML: pre-LN, causal, final norm, LM head. The zoo ties the head to the
+  // token table (no bias); the export has its own head with a bias: exactly that many
+  // parameters apart, and the same forward work up to the head's bias add.
+  std::string yaml = write_temp("gpt_tiny_zoo.yaml",
+                                "name: gpt_tiny_zoo\nfamily: transformer\ndataset: openwebtext\ntask: sequence\n"
+                                "input: [16]\nclasses: 256\nparams: {vocab: 256, hidden: 64, layers: 2, heads: 4, "
+                                "ffn: 128, max_positions: 16, type_vocab: 0, causal: true, pre_norm: true, "
+                                "final_norm: true, pooler: false, head: lm, dropout: 0, layer_norm_eps: 1.0e-5}\n");
+  GraphTotals zoo = totals_of(load_model_spec(yaml), 4, true);
+  GraphTotals imported = totals_of(find_model(fixture("gpt_tiny.onnx")), 4, true);
+  CHECK(imported.params - zoo.params == 256 * 64 + 256);
+  CHECK(imported.flops_forward == Approx(zoo.flops_forward).epsilon(0.005));
+  CHECK(imported.flops_train_step == Approx(zoo.flops_train_step).epsilon(0.01));
+}
+
 TEST_CASE("attention outside the fused pattern lowers op by op", "[onnx]") {
   // attn_unfused scales q before QK^T: transposes, batched products, a scale, and the causal
   // mask (masked_fill -> Where) folded into the softmax that follows it.
