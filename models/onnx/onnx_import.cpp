@@ -224,7 +224,8 @@ ModelSpec load_onnx_model(const std::string& path, const OnnxImportOptions& opts
   LoweringResult plan = lower_graph(*g, 1, nullptr, nullptr, false);
   ModelSpec s;
   s.file = path;
-  s.name = std::filesystem::path(path).stem().string();
+  // The file name, extension included: an export named resnet50.onnx is not the zoo's resnet50.
+  s.name = std::filesystem::path(path).filename().string();
   s.family = "onnx";
   s.description = "imported from " + path;
   s.dataset = "";  // synthetic data only: an imported model names no dataset

@@ -111,7 +111,7 @@ TEST_CASE("a hand-written ONNX CNN lowers op for op like the same layers built d
   std::string path = write_temp("small_cnn.onnx", W::model(small_cnn()));
   ModelSpec s = find_model(path);
   CHECK(s.family == "onnx");
-  CHECK(s.name == "small_cnn");
+  CHECK(s.name == "small_cnn.onnx");
   CHECK(s.input == std::vector<int64_t>{3, 8, 8});
   CHECK(s.classes == 10);
 
