@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Exports the ONNX fixtures xpusim's importer is tested on (docs/onnx.md).
 
-  make_onnx_fixtures.py OUT_DIR [NAME ...]      NAME in: tiny_cnn bert_tiny gpt_tiny attn_unfused resnet50
+  make_onnx_fixtures.py OUT_DIR [NAME ...]      NAME in: tiny_cnn bert_tiny gpt_tiny attn_unfused attn_band resnet50
 
 tiny_cnn, bert_tiny, gpt_tiny and attn_unfused (a one-layer decoder whose attention scales q
-before QK^T, so the importer lowers it op by op) are committed under tests/data/onnx/.
+before QK^T, so the importer lowers it op by op) and attn_band (the attention pattern with a
+mask that is not causal: matched, then lowered op by op) are committed under tests/data/onnx/.
 
 Each NAME.onnx gets a sidecar NAME.json with the torch module's trainable parameter count
 (the figure the importer's parameter total must equal) and the input shapes it was exported
@@ -64,14 +65,15 @@ class TinyCNN(nn.Module):
 class Block(nn.Module):
     """Post-LN (BERT) or pre-LN (GPT) Transformer block with manual multi-head attention."""
 
-    def __init__(self, d, heads, ffn, causal, seq, prescale=False):
+    def __init__(self, d, heads, ffn, causal, seq, prescale=False, band=False):
         super().__init__()
         self.h, self.dh, self.causal, self.prescale = heads, d // heads, causal, prescale
         self.q, self.k, self.v, self.o = (nn.Linear(d, d) for _ in range(4))
         self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
         self.fc1, self.fc2 = nn.Linear(d, ffn), nn.Linear(ffn, d)
         if causal:
-            self.register_buffer("mask", torch.tril(torch.ones(seq, seq)).view(1, 1, seq, seq))
+            # band: each position also sees the next one; not causal, so not the fused pattern
+            self.register_buffer("mask", torch.tril(torch.ones(seq, seq), diagonal=1 if band else 0).view(1, 1, seq, seq))
 
     def attn(self, x):
         n, t, d = x.shape
@@ -97,11 +99,11 @@ class Block(nn.Module):
 
 
 class TinyTransformer(nn.Module):
-    def __init__(self, vocab, seq, d, heads, ffn, layers, causal, tied, prescale=False):
+    def __init__(self, vocab, seq, d, heads, ffn, layers, causal, tied, prescale=False, band=False):
         super().__init__()
         self.tok = nn.Embedding(vocab, d)
         self.pos = nn.Embedding(seq, d)
-        self.blocks = nn.ModuleList(Block(d, heads, ffn, causal, seq, prescale) for _ in range(layers))
+        self.blocks = nn.ModuleList(Block(d, heads, ffn, causal, seq, prescale, band) for _ in range(layers))
         self.ln_f = nn.LayerNorm(d)
         self.head = nn.Linear(d, vocab, bias=not tied)
         if tied:
@@ -141,9 +143,10 @@ def make(name, out_dir):
         m = TinyTransformer(vocab=256, seq=seq, d=64, heads=4, ffn=128, layers=2, causal=causal, tied=False)
         x, train = torch.randint(0, 256, (2, seq)), False
         inputs = {"input": ["batch", seq]}
-    elif name == "attn_unfused":
+    elif name in ("attn_unfused", "attn_band"):
         seq = 8
-        m = TinyTransformer(vocab=64, seq=seq, d=32, heads=4, ffn=64, layers=1, causal=True, tied=False, prescale=True)
+        m = TinyTransformer(vocab=64, seq=seq, d=32, heads=4, ffn=64, layers=1, causal=True, tied=False,
+                            prescale=name == "attn_unfused", band=name == "attn_band")
         x, train = torch.randint(0, 64, (2, seq)), False
         inputs = {"input": ["batch", seq]}
     else:
@@ -164,7 +167,7 @@ def main():
         raise SystemExit(__doc__)
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)
-    for name in sys.argv[2:] or ["tiny_cnn", "bert_tiny", "gpt_tiny", "attn_unfused", "resnet50"]:
+    for name in sys.argv[2:] or ["tiny_cnn", "bert_tiny", "gpt_tiny", "attn_unfused", "attn_band", "resnet50"]:
         make(name, out_dir)
 
 

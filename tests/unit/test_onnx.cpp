@@ -322,6 +322,36 @@ TEST_CASE("attention outside the fused pattern lowers op by op", "[onnx]") {
   CHECK(t4.flops_forward == Approx(2 * t2.flops_forward));
 }
 
+TEST_CASE("an attention core with a mask that is not causal is matched, then lowered op by op", "[onnx]") {
+  // attn_band has the fused pattern's structure and scale, but each position also sees the
+  // next one: attention() cannot express that mask, so the chain is lowered node by node.
+  const std::string path = fixture("attn_band.onnx");
+  CHECK(totals_of(find_model(path), 2).params == sidecar_params("attn_band"));
+  auto ops = forward_ops(graph_of(path, 2));
+  auto kind = [&](const char* n) { return ops.count(n) ? op_kind_name(ops.at(n)->kind) : std::string("absent"); };
+  CHECK(kind("/blocks.0/MatMul") == std::string("matmul"));
+  CHECK(kind("/blocks.0/Div") == std::string("scale"));
+  CHECK(kind("/blocks.0/Softmax") == std::string("softmax"));
+  CHECK(kind("/blocks.0/Where") == std::string("absent"));
+  CHECK(kind("/blocks.0/MatMul_1") == std::string("matmul"));
+  CHECK(kind("/blocks.0/Transpose_3") == std::string("transpose"));
+  CHECK(kind("/blocks.0/Reshape_3") == std::string("reshape"));
+}
+
+TEST_CASE("mutated Transformer exports load or fail cleanly", "[onnx]") {
+  // Nodes come first in a serialized graph: flips in the first bytes hit op types, names,
+  // attributes and the wiring the patterns read.
+  std::string good = read_bytes(fixture("attn_unfused.onnx"));
+  std::mt19937 rng(5);
+  for (int i = 0; i < 300; ++i) {
+    std::string bytes = good;
+    for (int k = 0; k < 1 + i % 3; ++k) bytes[rng() % 12000] = static_cast<char>(rng());
+    std::string path = write_temp("mutated_tf.onnx", bytes);
+    std::string e = error_of(path);
+    if (!e.empty()) CHECK_THAT(e, Catch::Contains(path) && !Catch::Contains("do not fit its input"));
+  }
+}
+
 TEST_CASE("a decomposed LayerNorm is one layer norm with its scale and bias", "[onnx]") {
   W::GraphSpec g;
   g.inputs = {W::value_info("x", 1, {1, 4, 8})};
