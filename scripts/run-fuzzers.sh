@@ -22,7 +22,7 @@ for t in "${targets[@]}"; do
   cp -n tests/fuzz/corpus/"$t"/* "$work"/ 2>/dev/null || true
   log="build-fuzz/fuzz-$t.log"
   max_len=8192
-  [[ "$t" == onnx ]] && max_len=16384  # the seed CNN export is 8 KB
+  [[ "$t" == onnx ]] && max_len=65536  # seeds: the CNN export (8 KB) and two one-layer Transformers (63 KB)
   # -timeout: one input taking over 10 s is a finding (a hang); -rss_limit_mb bounds memory.
   if build-fuzz/tests/fuzz/xpusim_fuzz_"$t" "$work" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
        -max_len="$max_len" -artifact_prefix="$findings/" -print_final_stats=1 >"$log" 2>&1; then
