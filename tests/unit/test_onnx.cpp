@@ -81,7 +81,7 @@ W::GraphSpec small_cnn() {
 
 }  // namespace
 
-TEST_CASE("wire reader: varints, packed fields and bounds", "[onnx]") {
+TEST_CASE("wire reader: varints and packed fields and bounds", "[onnx]") {
   std::string b;
   W::put_int(b, 1, 300);
   onnx::WireReader r(b);
@@ -254,7 +254,7 @@ OpGraph graph_of(const std::string& path, int64_t batch) {
 }
 }  // namespace
 
-TEST_CASE("torch-exported Transformers: parameters, GELU, LayerNorm, attention", "[onnx]") {
+TEST_CASE("torch-exported Transformers: parameters and GELU and LayerNorm and attention", "[onnx]") {
   for (std::string name : {"bert_tiny", "gpt_tiny"}) {
     INFO(name);
     ModelSpec s = find_model(fixture(name + ".onnx"));
@@ -322,12 +322,13 @@ TEST_CASE("attention outside the fused pattern lowers op by op", "[onnx]") {
   CHECK(t4.flops_forward == Approx(2 * t2.flops_forward));
 }
 
-TEST_CASE("an attention core with a mask that is not causal is matched, then lowered op by op", "[onnx]") {
+TEST_CASE("an attention core with a mask that is not causal is matched then lowered op by op", "[onnx]") {
   // attn_band has the fused pattern's structure and scale, but each position also sees the
   // next one: attention() cannot express that mask, so the chain is lowered node by node.
   const std::string path = fixture("attn_band.onnx");
   CHECK(totals_of(find_model(path), 2).params == sidecar_params("attn_band"));
-  auto ops = forward_ops(graph_of(path, 2));
+  OpGraph graph = graph_of(path, 2);  // alive while ops points into it
+  auto ops = forward_ops(graph);
   auto kind = [&](const char* n) { return ops.count(n) ? op_kind_name(ops.at(n)->kind) : std::string("absent"); };
   CHECK(kind("/blocks.0/MatMul") == std::string("matmul"));
   CHECK(kind("/blocks.0/Div") == std::string("scale"));
@@ -380,7 +381,8 @@ TEST_CASE("a decomposed LayerNorm is one layer norm with its scale and bias", "[
   std::string path = write_temp("decomposed_ln.onnx", W::model(g, 17));
   ModelSpec s = find_model(path);
   CHECK(totals_of(s, 2).params == 8 + 8 + 8 * 3);
-  auto ops = forward_ops(graph_of(path, 2));
+  OpGraph graph = graph_of(path, 2);  // alive while ops points into it
+  auto ops = forward_ops(graph);
   CHECK(ops.count("ln_mean"));
   CHECK(!ops.count("ln_div"));
   CHECK(ops.count("proj"));
