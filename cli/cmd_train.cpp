@@ -1,11 +1,14 @@
 // `xpusim train`: real training on Fashion-MNIST with the cpu backend until a target test
 // accuracy, with a per-epoch TSV log and the measured time-to-accuracy (DAWNBench style).
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include "cli/commands.hpp"
 #include "common/error.hpp"
 #include "common/output.hpp"
+#include "common/records.hpp"
+#include "devices/cpu/checkpoint.hpp"
 #include "devices/cpu/trainer.hpp"
 
 namespace xpusim::cli {
@@ -36,6 +39,7 @@ nlohmann::json train_json(const cpu::TrainResult& r) {
   if (r.epochs.empty()) j["final_test_accuracy"] = nullptr;
   else j["final_test_accuracy"] = r.epochs.back().test_accuracy;
   j["interrupted"] = r.interrupted;
+  j["resumed_after_epoch"] = r.resumed_after_epoch;
   j["peak_rss_bytes"] = r.peak_rss_bytes;
   nlohmann::json e = nlohmann::json::array();
   for (const auto& x : r.epochs)
@@ -70,11 +74,22 @@ void register_train(CLI::App& app) {
       ->capture_default_str()
       ->check(int_in(0, kMaxBatch));
   cmd->add_option("--log", o->log_path, "write a TSV log: epoch, seconds, train_loss, test_accuracy (one line per finished epoch)");
-  cmd->add_flag("--overwrite", o->overwrite_log, "replace an existing --log file (otherwise an existing log is an error)");
+  cmd->add_flag("--overwrite", o->overwrite_log,
+                "replace an existing --log file or --checkpoint (otherwise an existing one is an error)");
+  cmd->add_option("--checkpoint", o->checkpoint_dir,
+                  "directory for a checkpoint written after every epoch (weights, optimizer, RNG, data order, log)");
+  cmd->add_flag("--resume", o->resume,
+                "continue from the checkpoint in --checkpoint DIR (its last finished epoch); same result as an "
+                "uninterrupted run");
   add_format_option(*cmd, *fmt, "table|json|csv", "table");
   cmd->callback([o, backend, fmt] {
     OutputFormat f = parse_output_format(*fmt, {OutputFormat::table, OutputFormat::json, OutputFormat::csv});
     if (*backend != "cpu") throw UserError("--backend: training runs on the cpu backend only, not '" + *backend + "'");
+    if (o->resume && o->checkpoint_dir.empty()) throw UserError("--resume: needs --checkpoint DIR (the checkpoint to continue)");
+    if (!o->checkpoint_dir.empty() && !o->resume && !o->overwrite_log &&
+        std::filesystem::exists(cpu::checkpoint_path(o->checkpoint_dir)))
+      throw UserError("--checkpoint: " + o->checkpoint_dir +
+                      " holds a checkpoint of an earlier run: continue it with --resume, or replace it with --overwrite");
     // Ctrl-C (or SIGTERM) stops after the current step: finished epochs are printed and
     // stay in the log, and the exit code is 130. A second Ctrl-C kills as usual.
     StopOnSignal guard;
@@ -85,10 +100,18 @@ void register_train(CLI::App& app) {
       if (!r.interrupted) return;
       throw InterruptedError("train stopped in epoch " + std::to_string(r.stopped_epoch) + " after " +
                              std::to_string(r.stopped_step) + " steps; " + std::to_string(r.epochs.size()) +
-                             " finished epochs shown" + (o->log_path.empty() ? "" : " and kept in " + o->log_path));
+                             " finished epochs shown" + (o->log_path.empty() ? "" : " and kept in " + o->log_path) +
+                             (o->checkpoint_dir.empty()
+                                  ? std::string()
+                                  : "; continue with --resume (checkpoint in " + o->checkpoint_dir + ")"));
     };
     if (f == OutputFormat::json) {
-      print_json(std::cout, train_json(r));
+      print_json_document(std::cout, train_json(r));
+      report_interrupt();
+      return;
+    }
+    if (f == OutputFormat::csv) {  // one row per finished epoch, the JSON's `epochs`
+      print_csv_records(std::cout, train_json(r)["epochs"], {"epoch"});
       report_interrupt();
       return;
     }

@@ -30,6 +30,7 @@ struct ValidateArgs {
   int measure_warmup = 2;
   int measure_repeats = 3;
   int threads = 0;
+  bool resume = false;
   std::vector<std::string> calibrations;
   std::string baseline = "k80";
 };
@@ -59,6 +60,8 @@ void register_validate(CLI::App& app) {
                   "runs per case, in rounds over all cases; each row keeps the median run")
       ->capture_default_str()
       ->check(int_in(1, 1000));
+  cmd->add_flag("--resume", a->resume,
+                "continue the measured rows in --measure-out FILE: finished cases are kept, the others measured");
   cmd->add_option("--threads", a->threads, "cpu: threads (0 = all hardware threads)")->capture_default_str()->check(int_in(0, 1024));
   cmd->callback([a] {
     using namespace validation;
@@ -95,16 +98,43 @@ void register_validate(CLI::App& app) {
       mo.repeats = a->measure_repeats;
       mo.date = today_utc();
       mo.progress = true;
-      rows = measure_rows(mo);
+      if (a->resume && a->measure_out.empty())
+        throw UserError("--resume: needs --measure-out FILE (the measured rows to continue)");
       std::string out = a->measure_out;
       if (out.empty())
         // The current directory, never the checkout: an installed xpusim has no source tree.
         out = a->measure + "-" + mo.device + "-" + mo.date + ".csv";
-      std::filesystem::path p(out);
       std::error_code ec;
+      if (a->resume && std::filesystem::exists(out, ec)) {
+        mo.resume = read_reference_csv(out);
+        const std::string inputs = measure_inputs_fingerprint(mo);
+        for (const auto& r : mo.resume)
+          if (row_inputs_fingerprint(r) != inputs)
+            throw UserError("--resume: " + out + ":" + std::to_string(r.line) +
+                            ": was measured with other inputs (inputs=" + row_inputs_fingerprint(r) +
+                            "; these options give " + inputs +
+                            "): the backend, device, threads, cases, steps, warm-up and repeats must be the same; "
+                            "run without --resume, or give another --measure-out");
+      }
+      std::filesystem::path p(out);
       if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
       if (ec) throw UserError("--measure-out: cannot create directory '" + p.parent_path().string() + "': " + ec.message());
-      write_file_checked(out, [&](std::ostream& os) { write_reference_csv(os, rows); }, "--measure-out");
+      // Every run rewrites the file atomically: Ctrl-C or a crash keeps what was measured.
+      mo.on_run = [&](const std::vector<ReferenceRow>& now) {
+        write_file_atomic(out, [&](std::ostream& os) { write_reference_csv(os, now); }, "--measure-out");
+        test_interrupt_point();
+      };
+      StopOnSignal guard;
+      mo.stop = &guard.flag();
+      MeasureRun run = measure(mo);
+      rows = run.rows;
+      write_file_atomic(out, [&](std::ostream& os) { write_reference_csv(os, rows); }, "--measure-out");
+      if (run.interrupted)
+        throw InterruptedError("measure stopped after " + std::to_string(run.runs_done) + " runs: " +
+                               std::to_string(run.finished_cases) + " of " + std::to_string(rows.size()) +
+                               " cases finished (" + std::to_string(run.resumed_cases) +
+                               " from the earlier run); the rows and partial runs are kept in " + out +
+                               "; continue with --measure-out " + out + " --resume");
       std::cerr << "xpusim: measured rows written to " << out << "\n";
       name = out;
     } else {

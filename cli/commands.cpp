@@ -119,6 +119,15 @@ void add_model_options(CLI::App& cmd, std::string& model, std::vector<std::strin
                  "--batch sets it); repeatable");
 }
 
+void test_interrupt_point() {
+  static const long long after = [] {
+    const char* v = std::getenv("XPUSIM_TEST_INTERRUPT_AFTER");
+    return v ? std::atoll(v) : 0LL;
+  }();
+  static long long calls = 0;
+  if (after > 0 && ++calls == after) std::raise(SIGINT);
+}
+
 void add_format_option(CLI::App& cmd, std::string& target, const std::string& choices, const std::string& def) {
   target = def;
   cmd.add_option("--format", target, "output format: " + choices)->capture_default_str();

@@ -50,6 +50,12 @@ class StopOnSignal {
   const std::atomic<bool>& flag() const;
 };
 
+// Test hook for the interrupt paths: when XPUSIM_TEST_INTERRUPT_AFTER=N is set, the N-th
+// call raises SIGINT in this process, so a test stops a run at an exact point (after N rows,
+// N measured runs) through the same handler Ctrl-C goes through. Commands call it after
+// each finished point, while a StopOnSignal is alive.
+void test_interrupt_point();
+
 // Shared bounds: a per-device batch past int32 is a typo (and tensors are bounded anyway);
 // more threads than kMaxThreads crash OpenMP.
 constexpr long long kMaxBatch = 2147483647;

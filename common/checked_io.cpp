@@ -79,6 +79,29 @@ void write_file_checked(const std::string& path, const std::function<void(std::o
   if (os.fail()) throw UserError(who + ": write failed on close (disk full?)");
 }
 
+void write_file_atomic(const std::string& path, const std::function<void(std::ostream&)>& write,
+                       const std::string& what) {
+  const std::string who = (what.empty() ? "" : what + ": ") + path;
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw UserError(who + ": is a directory, expected a file");
+  // A device, pipe or other special file (/dev/stdout, /dev/full) is written in place:
+  // renaming over it would replace the node itself. A symlink is followed, so the file it
+  // names is replaced and the link stays.
+  std::string target = path;
+  if (std::filesystem::exists(path, ec)) {
+    if (!std::filesystem::is_regular_file(path, ec)) return write_file_checked(path, write, what);
+    if (std::filesystem::is_symlink(path, ec)) target = std::filesystem::canonical(path, ec).string();
+    if (ec) throw UserError(who + ": cannot resolve link: " + ec.message());
+  }
+  const std::string tmp = target + ".tmp";
+  write_file_checked(tmp, write, what);
+  if (std::rename(tmp.c_str(), target.c_str()) != 0) {
+    const int err = errno;
+    std::filesystem::remove(tmp, ec);
+    throw UserError(who + ": cannot replace file: " + std::strerror(err));
+  }
+}
+
 void check_stream(std::ostream& os, const std::string& what) {
   os.flush();
   if (!os) throw UserError(what + ": write failed (disk full or closed pipe?)");

@@ -27,6 +27,11 @@ bool strip_utf8_bom(std::string& s);
 // message (cli/ passes the flag it came from), or is empty.
 void write_file_checked(const std::string& path, const std::function<void(std::ostream&)>& write,
                         const std::string& what = "");
+// Like write_file_checked, but the file is replaced atomically: written to PATH.tmp in the
+// same directory, checked, then renamed over PATH. A crash or Ctrl-C while writing leaves
+// the previous PATH intact, so a resumable output is always a whole file.
+void write_file_atomic(const std::string& path, const std::function<void(std::ostream&)>& write,
+                       const std::string& what = "");
 // Flushes `os` and throws UserError "WHAT: write failed" when the stream is bad (stdout to a
 // full disk or a closed pipe).
 void check_stream(std::ostream& os, const std::string& what);

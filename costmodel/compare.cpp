@@ -52,7 +52,9 @@ nlohmann::json CompareRow::to_json() const {
   j["target_metric"] = target_metric;
   j["target_accuracy"] = target_accuracy > 0 ? nlohmann::json(target_accuracy) : nlohmann::json(nullptr);
   j["convergence_curve"] = curve.empty() ? nlohmann::json(nullptr) : nlohmann::json(curve);
+  j["bottleneck"] = bottleneck.empty() ? nlohmann::json(nullptr) : nlohmann::json(bottleneck);
   j["throughput_samples_per_s"] = opt_json(throughput_samples_per_s);
+  if (throughput_tokens_per_s) j["throughput_tokens_per_s"] = *throughput_tokens_per_s;
   j["price_usd_per_h"] = opt_json(price_usd_per_h);
   j["samples_per_s_per_usd_per_h"] = opt_json(samples_per_s_per_usd_per_h);
   j["epochs_to_target"] = opt_json(epochs_to_target);
@@ -126,10 +128,14 @@ void price_row(const StudyOption& o, const StudyTarget* target, CompareRow& row)
   }
 }
 
-CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress) {
+CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress, const StudyRunControl& control) {
   ThroughputFn fn = fn_in ? fn_in : ThroughputFn([](const PredictRequest& r) { return predict(r); });
   const PriceCatalog& prices = default_price_catalog();
   CompareResult out{s.name, s.description, s.source, {}};
+  out.total_rows = s.options.size() * s.targets.size();
+  if (control.done.size() > out.total_rows)
+    throw UserError("the earlier run has " + std::to_string(control.done.size()) + " rows, the study " +
+                    std::to_string(out.total_rows));
 
   long long to_run = 0;
   for (const auto& o : s.options)
@@ -140,12 +146,29 @@ CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress
   struct Tp {
     std::optional<double> value;
     int64_t global_batch = 0;
+    double tokens_per_sample = 0;  // token-wise sequence models
     std::string error;
+    std::string bottleneck;
   };
   std::map<std::string, Tp> cache;
 
   for (const auto& o : s.options) {
     for (const auto& t : s.targets) {
+      if (out.rows.size() < control.done.size()) {
+        // Finished in an earlier run: kept as it is (its numbers are exact in the row file).
+        const CompareRow& prev = control.done[out.rows.size()];
+        if (prev.option != o.label || prev.target != t.label)
+          throw UserError("row " + std::to_string(out.rows.size() + 1) + " of the earlier run is " + prev.option +
+                          " x " + prev.target + ", the study's is " + o.label + " x " + t.label);
+        out.rows.push_back(prev);
+        ++out.resumed_rows;
+        if (o.source != ThroughputSource::given) bar.update(++done, o.label);
+        continue;
+      }
+      if (control.stop && control.stop->load()) {
+        out.interrupted = true;
+        break;
+      }
       CompareRow row;
       row.option = o.label;
       row.target = t.label;
@@ -204,6 +227,9 @@ CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress
                          " returned no throughput";
             else
               tp.value = rep.throughput_samples_per_s;
+            tp.bottleneck = resource_name(rep.bottleneck);
+            if (rep.throughput_tokens_per_s > 0 && rep.throughput_samples_per_s > 0)
+              tp.tokens_per_sample = rep.throughput_tokens_per_s / rep.throughput_samples_per_s;
             tp.global_batch = rep.global_batch > 0 ? rep.global_batch : row.global_batch;
             if (!rep.fits_in_memory) tp.error = "does not fit in device memory (" + std::to_string(rep.memory_bytes) + " bytes)";
           } catch (const std::exception& e) {
@@ -219,13 +245,18 @@ CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress
       const Tp& tp = cache[key];
       row.global_batch = tp.global_batch;
       row.throughput_samples_per_s = tp.value;
+      if (tp.value && tp.tokens_per_sample > 0) row.throughput_tokens_per_s = *tp.value * tp.tokens_per_sample;
       row.error = tp.error;
+      row.bottleneck = tp.bottleneck;
 
       price_row(o, &t, row);
       out.rows.push_back(row);
+      if (control.on_row) control.on_row(out);
     }
+    if (out.interrupted) break;
   }
-  bar.finish();
+  bar.finish(out.interrupted ? "interrupted" : "");
+  if (out.interrupted) return out;
 
   // Buy vs rent: owned options against the named rented option, per target.
   if (!s.breakeven_against.empty()) {

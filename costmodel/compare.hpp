@@ -4,6 +4,8 @@
 #pragma once
 #include <nlohmann/json.hpp>
 
+#include <atomic>
+
 #include <functional>
 #include <optional>
 #include <ostream>
@@ -24,6 +26,9 @@ struct CompareRow {
   double target_accuracy = 0;   // 0 = fixed epochs
   std::string target_metric;
   std::string curve;
+  std::string bottleneck;       // resource that bounded the step (predicted/measured); empty when given
+  // Token-wise sequence models only (see ModelSpec::tokens_per_sample); absent otherwise.
+  std::optional<double> throughput_tokens_per_s;
   std::optional<double> throughput_samples_per_s, price_usd_per_h, samples_per_s_per_usd_per_h, epochs_to_target,
       hours_to_target, billed_hours, cost_to_target_usd, energy_kwh, breakeven_runs;
   std::string error;            // why fields are missing (prediction failed, target not reached, ...)
@@ -34,6 +39,10 @@ struct CompareResult {
   std::string study, description, source;
   std::vector<CompareRow> rows;
   nlohmann::json to_json() const;
+  // Run bookkeeping (not part of the output): stopped early, rows taken from an earlier run,
+  // rows the study has in all.
+  bool interrupted = false;
+  size_t resumed_rows = 0, total_rows = 0;
 };
 
 // Step report for a request; the default calls predict(). Tests inject a fake.
@@ -45,9 +54,42 @@ using ThroughputFn = std::function<StepReport(const PredictRequest&)>;
 // run_study and by design-space sweeps (sweep/), so both price points the same way.
 void price_row(const StudyOption& o, const StudyTarget* target, CompareRow& row);
 
-CompareResult run_study(const Study& s, const ThroughputFn& fn = {}, bool progress = false);
+// Interrupt and resume. `stop` (set asynchronously, e.g. by SIGINT) ends the run after the
+// current row: the result holds the finished rows and `interrupted`, and no buy-vs-rent
+// figures (they need every row). `done` are rows of an earlier run of the same study, a
+// prefix in study order, taken as they are instead of recomputed (UserError when a row's
+// option or target is not the study's at that position). `on_row` sees the result after each
+// newly finished row (to keep a file up to date).
+struct StudyRunControl {
+  const std::atomic<bool>* stop = nullptr;
+  std::vector<CompareRow> done;
+  std::function<void(const CompareResult&)> on_row;
+};
 
-// Output: table/markdown/csv (one line per row), JSON (to_json), SVG or HTML chart.
+CompareResult run_study(const Study& s, const ThroughputFn& fn = {}, bool progress = false,
+                        const StudyRunControl& control = {});
+
+// Row files (`compare --out FILE`, --resume): every field of every row with exact numbers
+// (shortest round-trip), CSV or JSON, plus the inputs fingerprint and whether the run
+// finished. CSV: a first line "# xpusim compare rows v1 inputs=HEX complete=true|false",
+// then a header of the JSON row keys. JSON: the JSON output with "row_file" metadata.
+struct CompareRowFile {
+  std::string inputs;  // fingerprint of the inputs that produced the rows
+  bool complete = false;
+  std::vector<CompareRow> rows;
+};
+// Fingerprint of what a study's rows depend on: the study file's bytes, every file under the
+// configuration directory (devices, systems, models, prices, curves, frameworks) and the
+// xpusim version.
+std::string compare_inputs_fingerprint(const Study& s);
+void write_compare_rows(std::ostream& os, const CompareResult& r, OutputFormat f, const std::string& inputs,
+                        bool complete);
+// UserError "PATH: ..." naming the line (CSV) or row (JSON) when the file is not a row file.
+CompareRowFile read_compare_rows(const std::string& path, OutputFormat f);
+
+// Output: JSON (to_json) and CSV (the same fields, one line per row); table/Markdown: the
+// conclusion per target (compare_summary.hpp), then the columns that hold a value.
+// SVG or HTML chart: one bar chart per metric (compare_chart.cpp).
 void print_compare(std::ostream& os, const CompareResult& r, OutputFormat f);
 std::string compare_chart_svg(const CompareResult& r);
 std::string compare_chart_html(const CompareResult& r);

@@ -3,6 +3,8 @@
 // (device, date and versions recorded) that validation then compares with the analytical
 // prediction of the same placement (the `host` device for the CPU backend).
 #pragma once
+#include <atomic>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -34,7 +36,29 @@ struct MeasureOptions {
   std::string backend_version;   // the engine's description (library versions), for the rows' note
   PredictFn predict;             // empty = xpusim::predict
   bool progress = false;
+  // Interrupt and resume. `stop` (set asynchronously, e.g. by SIGINT) ends the run before the
+  // next timed run. `resume` holds the rows of an earlier run with the same inputs (written by
+  // this function, read back from its CSV): finished cases are kept as they are, a case cut
+  // short keeps its runs and gets the rest. `on_run` sees the rows as they stand after every
+  // run (to keep the CSV up to date).
+  const std::atomic<bool>* stop = nullptr;
+  std::vector<ReferenceRow> resume;
+  std::function<void(const std::vector<ReferenceRow>&)> on_run;
 };
+
+struct MeasureRun {
+  std::vector<ReferenceRow> rows;  // one per case; unfinished cases have no value
+  bool interrupted = false;
+  size_t finished_cases = 0, resumed_cases = 0;
+  long long runs_done = 0, runs_total = 0;  // timed runs of this process / of the whole measurement
+};
+
+// What measured rows depend on (backend and its versions, device, threads, cases, steps,
+// warm-up, repeats), as a fingerprint every row's note carries ("inputs=HEX"): a resume with
+// other inputs is refused.
+std::string measure_inputs_fingerprint(const MeasureOptions& o);
+// The "inputs=" token of a measured row's note (empty when it has none).
+std::string row_inputs_fingerprint(const ReferenceRow& r);
 
 // UnavailableError naming --measure when the backend is not built in or cannot run here;
 // otherwise the engine's description (it names library versions, e.g. oneDNN).
@@ -43,6 +67,9 @@ std::string check_backend_available(const std::string& backend);
 // One train_throughput row per case; a case whose run fails becomes a row without a value
 // whose note says why, so it shows up as skipped rather than disappearing.
 std::vector<ReferenceRow> measure_rows(const MeasureOptions& o);
+// The same, with the interrupt and resume bookkeeping. UserError when `o.resume` rows do
+// not belong to these cases and inputs.
+MeasureRun measure(const MeasureOptions& o);
 
 std::string today_utc();  // YYYY-MM-DD
 

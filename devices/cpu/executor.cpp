@@ -47,7 +47,7 @@ void fill_uniform(float* p, int64_t n, double a, std::mt19937_64& rng) {
 }
 
 // Weight initialisation by the layer that reads the weight: He normal for conv and dense
-// (He et al. 2015, std = sqrt(2 / fan_in)), ones/zeros for batch-norm scale/shift, zero
+// (He et al. 2015, std = sqrt(2 / fan_in)), ones/zeros for batch/layer-norm scale/shift, zero
 // biases, Keras defaults for LSTM (Glorot-like 1/sqrt(fan_in), forget-gate bias 1) and
 // embeddings (uniform +-0.05).
 void init_weight(const OpGraph& g, int t, float* p, uint64_t seed) {
@@ -71,6 +71,7 @@ void init_weight(const OpGraph& g, int t, float* p, uint64_t seed) {
       else std::memset(p, 0, static_cast<size_t>(n) * sizeof(float));
       return;
     case OpKind::BatchNorm:
+    case OpKind::LayerNorm:
       for (int64_t i = 0; i < n; ++i) p[i] = slot == 1 ? 1.0f : 0.0f;
       return;
     case OpKind::LSTM:
@@ -168,6 +169,18 @@ bool Executor::bf16_native() const { return r_->bf16_native; }
 float* Executor::data(int t) { return r_->ptr(t); }
 const float* Executor::data(int t) const { return r_->ptrs[static_cast<size_t>(t)]; }
 std::vector<float> Executor::read(int t) const { return r_->read_plain(t); }
+void Executor::write(int t, const std::vector<float>& plain) { r_->write_plain(t, plain); }
+std::vector<int> Executor::persistent_tensors() const {
+  std::vector<int> out;
+  for (TensorRole role : {TensorRole::weight, TensorRole::optimizer_state})
+    for (int t = 0; t < g_.num_tensors(); ++t)
+      if (g_.tensor(t).role == role && !g_.tensor(t).is_view) out.push_back(t);
+  return out;
+}
+uint64_t Executor::dropout_step() const { return r_->dropout_step; }
+void Executor::set_dropout_step(uint64_t step) { r_->dropout_step = step; }
+int64_t Executor::adam_step() const { return r_->adam_t; }
+void Executor::set_adam_step(int64_t t) { r_->adam_t = t; }
 bool Executor::stored_blocked(int t) const { return r_->blocked[static_cast<size_t>(t)] != 0; }
 float Executor::loss() const { return loss_tensor_ >= 0 ? *data(loss_tensor_) : 0.0f; }
 int64_t Executor::buffer_bytes() const { return r_->block_bytes + r_->scratch_bytes(); }

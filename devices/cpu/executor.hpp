@@ -67,6 +67,17 @@ class Executor {
   const float* data(int tensor) const;
   std::vector<float> read(int tensor) const;
   bool stored_blocked(int tensor) const;
+  void write(int tensor, const std::vector<float>& plain);  // the inverse of read()
+
+  // What a training run carries from one step to the next, for checkpoints: the weights and
+  // optimizer state (momentum, Adam moments) by tensor, and the two counters below. The
+  // dropout masks are counter-based on dropout_step (see ops_host.cpp), so restoring these
+  // makes the next step the same as in an uninterrupted run.
+  std::vector<int> persistent_tensors() const;  // weights, then optimizer state, in tensor order
+  uint64_t dropout_step() const;
+  void set_dropout_step(uint64_t step);
+  int64_t adam_step() const;  // Adam's step counter (bias correction)
+  void set_adam_step(int64_t t);
   float loss() const;         // value of the (first) loss tensor
   int loss_tensor() const { return loss_tensor_; }
   int probs_tensor() const { return probs_tensor_; }  // softmax output of the loss op

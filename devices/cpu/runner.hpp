@@ -49,6 +49,7 @@ class Runner final : public OpVisitor<void> {
   // Stored as bf16 (2 bytes per element): blocked tensors on the native path.
   bool bf16_stored(int t) const { return bf16_native && blocked[static_cast<size_t>(t)]; }
   std::vector<float> read_plain(int t);  // a tensor's values in plain fp32 (any storage)
+  void write_plain(int t, const std::vector<float>& values);  // the inverse of read_plain
   bool training = true;    // dropout active
   uint64_t dropout_step = 0;
   int64_t adam_t = 0;      // Adam's step counter (bias correction)

@@ -8,11 +8,13 @@
 #include <filesystem>
 #include <fstream>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <sstream>
 
 #include "common/error.hpp"
 #include "common/progress.hpp"
+#include "devices/cpu/checkpoint.hpp"
 #include "devices/cpu/cpu_engine.hpp"
 #include "devices/cpu/executor.hpp"
 #include "devices/cpu/fashion_mnist.hpp"
@@ -100,13 +102,28 @@ TrainResult train_fashion_mnist(const TrainOptions& o) {
   std::string opt = o.optimizer.empty() ? spec.optimizer : o.optimizer;
   if (!parse_optimizer(opt, go.training_options.optimizer))
     throw FieldError("optimizer", "unknown optimizer '" + opt + "' (sgd_momentum|adam)");
-  // An existing log is someone's earlier run: never truncate it unless asked to.
+  // Checkpoints: the directory must be writable before any work; a checkpoint to resume is
+  // read (and its options checked) before the dataset is loaded.
+  if (o.resume && o.checkpoint_dir.empty()) throw FieldError("resume", "needs a checkpoint directory to resume from");
+  std::optional<TrainCheckpoint> saved;
+  if (!o.checkpoint_dir.empty()) {
+    prepare_checkpoint_dir(o.checkpoint_dir);
+    if (o.resume) {
+      saved = read_checkpoint(o.checkpoint_dir);
+    } else if (!o.overwrite_log && std::filesystem::exists(checkpoint_path(o.checkpoint_dir))) {
+      // Like an existing log: an earlier run's checkpoint is not replaced unless asked to.
+      throw FieldError("checkpoint", o.checkpoint_dir + ": holds a checkpoint of an earlier run (continue it with resume, "
+                                                        "or allow replacing it with overwrite)");
+    }
+  }
+  // An existing log is someone's earlier run: never truncate it unless asked to. A resumed
+  // run rewrites its own log from the checkpoint's epochs.
   std::ofstream log;
   if (!o.log_path.empty()) {
     std::error_code ec;
     if (std::filesystem::is_directory(o.log_path, ec)) throw FieldError("log", o.log_path + ": is a directory");
     const bool is_regular = std::filesystem::is_regular_file(o.log_path, ec);
-    if (is_regular && std::filesystem::file_size(o.log_path, ec) > 0 && !o.overwrite_log)
+    if (is_regular && std::filesystem::file_size(o.log_path, ec) > 0 && !o.overwrite_log && !saved)
       throw FieldError("log", o.log_path + ": exists and is not empty (give another path, or allow overwriting it)");
     log.open(o.log_path, std::ios::trunc);
     if (!log) throw FieldError("log", o.log_path + ": cannot write file: " + std::strerror(errno));
@@ -164,9 +181,77 @@ TrainResult train_fashion_mnist(const TrainOptions& o) {
   std::vector<int64_t> order(static_cast<size_t>(n_train));
   std::iota(order.begin(), order.end(), 0);
   std::mt19937_64 rng(o.seed);
+
+  // The run as a checkpoint names it; its state is filled in after each epoch.
+  TrainCheckpoint ck;
+  ck.model = spec.name;
+  ck.dataset = "fashion-mnist";
+  ck.precision = o.precision;
+  ck.optimizer = res.optimizer;
+  ck.lr = eo.lr;
+  ck.batch = o.batch;
+  ck.seed = o.seed;
+  ck.train_images = n_train;
+  ck.test_images = n_test;
+  ck.threads = ex.threads();
+  const std::vector<int> persistent = ex.persistent_tensors();
+  int first_epoch = 1;
+  double seconds_before = 0;  // training time of the epochs taken from the checkpoint
+  if (saved) {
+    check_checkpoint_matches(*saved, ck, o.checkpoint_dir);
+    if (saved->order.size() != order.size() || saved->tensors.size() != persistent.size())
+      throw UserError(checkpoint_path(o.checkpoint_dir) + ": holds " + std::to_string(saved->tensors.size()) +
+                      " tensors and " + std::to_string(saved->order.size()) + " images; this run has " +
+                      std::to_string(persistent.size()) + " and " + std::to_string(order.size()) +
+                      " (the model changed since?)");
+    for (size_t k = 0; k < persistent.size(); ++k) {
+      const Tensor& T = g.tensor(persistent[k]);
+      const auto& st = saved->tensors[k];
+      if (st.name != T.name || static_cast<int64_t>(st.values.size()) != T.desc.numel())
+        throw UserError(checkpoint_path(o.checkpoint_dir) + ": tensor " + std::to_string(k) + " is " + st.name +
+                        " with " + std::to_string(st.values.size()) + " values; this run's is " + T.name + " with " +
+                        std::to_string(T.desc.numel()) + " (the model changed since?)");
+      ex.write(persistent[k], st.values);
+    }
+    ex.set_dropout_step(saved->dropout_step);
+    ex.set_adam_step(saved->adam_step);
+    std::istringstream rs(saved->rng_state);
+    rs >> rng;
+    if (!rs) throw UserError(checkpoint_path(o.checkpoint_dir) + ": not a valid checkpoint: bad rng state");
+    order = saved->order;
+    res.epochs = saved->epochs;
+    res.resumed_after_epoch = saved->epoch;
+    first_epoch = saved->epoch + 1;
+    if (!res.epochs.empty()) seconds_before = res.epochs.back().seconds;
+    for (const auto& r : res.epochs) {
+      std::ostringstream line;
+      line << r.epoch << '\t' << r.seconds << '\t' << r.train_loss << '\t' << r.test_accuracy;
+      log_line(line.str());
+      if (r.test_accuracy >= o.target_accuracy && !res.reached_target) {
+        res.reached_target = true;
+        res.epochs_to_target = r.epoch;
+        res.time_to_target_s = r.seconds;
+      }
+    }
+  }
+  auto save_checkpoint = [&](int epoch) {
+    if (o.checkpoint_dir.empty()) return;
+    ck.epoch = epoch;
+    ck.epochs = res.epochs;
+    std::ostringstream rs;
+    rs << rng;
+    ck.rng_state = rs.str();
+    ck.dropout_step = ex.dropout_step();
+    ck.adam_step = ex.adam_step();
+    ck.order = order;
+    ck.tensors.clear();
+    for (int t : persistent) ck.tensors.push_back({g.tensor(t).name, ex.read(t)});
+    write_checkpoint(o.checkpoint_dir, ck);
+  };
+
   ProgressBar bar("train " + spec.name, static_cast<long long>(steps) * o.epochs_max, o.progress);
   const auto start = std::chrono::steady_clock::now();
-  for (int epoch = 1; epoch <= o.epochs_max; ++epoch) {
+  for (int epoch = first_epoch; epoch <= o.epochs_max && !res.reached_target; ++epoch) {
     std::shuffle(order.begin(), order.end(), rng);
     double loss_sum = 0;
     for (int64_t s = 0; s < steps; ++s) {
@@ -190,13 +275,14 @@ TrainResult train_fashion_mnist(const TrainOptions& o) {
     r.epoch = epoch;
     r.train_loss = loss_sum / static_cast<double>(steps);
     r.test_accuracy = test_accuracy(ex, feed, data.test, n_test, o.batch, mean, inv_std);
-    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    r.seconds = seconds_before + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     res.epochs.push_back(r);
     {
       std::ostringstream line;
       line << r.epoch << '\t' << r.seconds << '\t' << r.train_loss << '\t' << r.test_accuracy;
       log_line(line.str());
     }
+    save_checkpoint(epoch);
     if (r.test_accuracy >= o.target_accuracy) {
       res.reached_target = true;
       res.epochs_to_target = epoch;

@@ -27,8 +27,12 @@ struct TrainOptions {
   int64_t train_limit = 0;         // use only the first N training images (0 = all)
   int64_t test_limit = 0;          // evaluate on the first N test images (0 = all 10,000)
   std::string log_path;            // TSV log; empty = none
-  bool overwrite_log = false;      // replace an existing non-empty log (else it is an error)
+  bool overwrite_log = false;      // replace an existing non-empty log or checkpoint (else an error)
   bool progress = true;
+  // Directory for a checkpoint written after every epoch (empty = none); with `resume`, a
+  // checkpoint found there is continued from its last finished epoch (checkpoint.hpp).
+  std::string checkpoint_dir;
+  bool resume = false;
   // Set asynchronously (SIGINT/SIGTERM) to stop after the current step: the result then
   // holds the finished epochs and `interrupted`, and the log keeps them.
   const std::atomic<bool>* stop = nullptr;
@@ -60,10 +64,12 @@ struct TrainResult {
   bool interrupted = false;        // stopped by TrainOptions::stop
   int stopped_epoch = 0;           // the epoch that was running when stopped
   int64_t stopped_step = 0;        // steps of that epoch already done
+  int resumed_after_epoch = 0;     // epochs taken from a checkpoint (0 = a fresh run)
 };
 
-// Throws UserError for bad options (naming the flag) and when the loss becomes NaN/Inf
-// (naming the epoch and step), UnavailableError when the dataset is not installed.
+// Throws UserError for bad options (naming the field; for a checkpoint written with other
+// options, the first field that differs) and when the loss becomes NaN/Inf (naming the
+// epoch and step), UnavailableError when the dataset is not installed.
 TrainResult train_fashion_mnist(const TrainOptions& o);
 
 }  // namespace xpusim::cpu

@@ -21,6 +21,7 @@ expect "--write-topology: /dev/full: write failed" -- "$bin" systolic --model mn
 dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
 ln -s /dev/full "$dir/chart.svg"
 expect "--chart: $dir/chart.svg: write failed" -- "$bin" compare riseml_resnet50 --chart "$dir/chart.svg"
+expect "--out: /dev/full: write failed" -- "$bin" compare cloud_cpu_vs_k80 --format csv --out /dev/full
 expect "--measure-out: /dev/full: write failed" -- "$bin" validate --measure cpu --measure-cases mnist_mlp:32 \
   --measure-steps 1 --measure-warmup 0 --measure-repeats 1 --threads 1 --measure-out /dev/full
 if [[ -d /usr/share/datasets/fashion-mnist ]]; then

@@ -2,8 +2,10 @@
 // throughput comes from a fake engine (the real engines are not needed here).
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "common/error.hpp"
 #include "costmodel/compare.hpp"
@@ -196,4 +198,83 @@ TEST_CASE("price catalog errors carry file:line", "[costmodel]") {
     CHECK(std::string(e.what()).find("a.yaml:6: offers.on_demand_usd_per_h: must be >= 0") != std::string::npos);
   }
   fs::remove_all(dir);
+}
+
+TEST_CASE("compare: stopped after a row and resumed from its row file, rows identical", "[costmodel][study][resume]") {
+  // The sweep study has 5 rows; the fake engine's throughputs have many digits (a row file
+  // must carry them exactly) and the 940 MHz option fails (an error row is resumed too).
+  Study s = load_study(data("sweep_study.yaml"));
+  auto fake = [](const PredictRequest& r) {
+    for (const auto& o : r.placement.overrides)
+      if (o == "mxu_mhz=940") throw UnavailableError("fake engine: no such clock");
+    StepReport rep;
+    rep.global_batch = r.batch_per_device * r.placement.count;
+    rep.throughput_samples_per_s = 1e5 / 3.0 + double(r.batch_per_device) / 7.0;
+    return rep;
+  };
+  const std::string fp = compare_inputs_fingerprint(s);
+  CHECK(fp.size() == 16);
+  CompareResult full = run_study(s, fake);
+  REQUIRE(full.rows.size() == 5);
+  for (OutputFormat f : {OutputFormat::csv, OutputFormat::json}) {
+    for (size_t stop_after = 0; stop_after <= 5; ++stop_after) {
+      std::atomic<bool> stop{stop_after == 0};
+      StudyRunControl c;
+      c.stop = &stop;
+      size_t seen = 0;
+      c.on_row = [&](const CompareResult& partial) {
+        CHECK(partial.rows.size() == ++seen);
+        if (seen == stop_after) stop = true;
+      };
+      CompareResult part = run_study(s, fake, false, c);
+      CHECK(part.interrupted == (stop_after < 5));
+      CHECK(part.rows.size() == stop_after);
+      // Through the file format and back.
+      const std::string path = "/tmp/xpusim_test_compare_rows." + std::string(output_format_name(f));
+      {
+        std::ofstream os(path);
+        write_compare_rows(os, part, f, fp, !part.interrupted);
+      }
+      CompareRowFile back = read_compare_rows(path, f);
+      CHECK(back.inputs == fp);
+      CHECK(back.complete == !part.interrupted);
+      REQUIRE(back.rows.size() == stop_after);
+      StudyRunControl resume;
+      resume.done = back.rows;
+      CompareResult done = run_study(s, fake, false, resume);
+      CHECK(done.resumed_rows == stop_after);
+      std::ostringstream a, b, fa, fb;
+      print_compare(a, full, f);
+      print_compare(b, done, f);
+      CHECK(a.str() == b.str());
+      write_compare_rows(fa, full, f, fp, true);
+      write_compare_rows(fb, done, f, fp, true);
+      CHECK(fa.str() == fb.str());
+    }
+  }
+  // Rows of another study at a position are refused, naming the row.
+  StudyRunControl wrong;
+  wrong.done = {full.rows[1]};
+  CHECK_THROWS_WITH(run_study(s, fake, false, wrong), Catch::Contains("row 1 of the earlier run is tpu/batch=128"));
+  // A file that is not a row file names its line.
+  const std::string bad = "/tmp/xpusim_test_compare_rows_bad.csv";
+  std::ofstream(bad) << "option,target\n";
+  CHECK_THROWS_WITH(read_compare_rows(bad, OutputFormat::csv), Catch::Contains(bad + ":1: not a compare row file"));
+TEST_CASE("compare: tokens/s appears only on rows whose report has it", "[costmodel][study]") {
+  Study s = load_study(data("sweep_study.yaml"));
+  ThroughputFn fake = [&](const PredictRequest& r) {
+    StepReport rep;
+    rep.global_batch = r.batch_per_device * r.placement.count;
+    rep.throughput_samples_per_s = 100.0 * double(r.batch_per_device);
+    // A token-wise model of 128 tokens per sample at batch 128, none at the others.
+    if (r.batch_per_device == 128) rep.throughput_tokens_per_s = rep.throughput_samples_per_s * 128;
+    return rep;
+  };
+  CompareResult r = run_study(s, fake);
+  REQUIRE(r.rows.size() == 5);
+  REQUIRE(r.rows[1].throughput_tokens_per_s.has_value());
+  CHECK(*r.rows[1].throughput_tokens_per_s == Approx(12800.0 * 128));
+  CHECK(r.rows[1].to_json()["throughput_tokens_per_s"].get<double>() == Approx(12800.0 * 128));
+  CHECK_FALSE(r.rows[0].throughput_tokens_per_s.has_value());  // a given throughput
+  CHECK_FALSE(r.rows[0].to_json().contains("throughput_tokens_per_s"));
 }

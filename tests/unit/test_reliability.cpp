@@ -7,6 +7,8 @@
 #include <fstream>
 
 #include "common/checked_io.hpp"
+#include "common/error.hpp"
+#include "common/fingerprint.hpp"
 #include "common/spec_reader.hpp"
 #include "models/graph.hpp"
 #include "models/zoo.hpp"
@@ -131,4 +133,41 @@ TEST_CASE("topology CSV: a UTF-8 byte-order mark is accepted", "[reliability][tp
   CHECK(a[0].channels == b[0].channels);
   std::filesystem::remove(plain);
   std::filesystem::remove(bom);
+}
+
+TEST_CASE("fingerprints tell inputs apart", "[reliability][resume]") {
+  CHECK(Fingerprint().add("a", "1").hex() == Fingerprint().add("a", "1").hex());
+  CHECK(Fingerprint().add("a", "1").hex() != Fingerprint().add("a", "2").hex());
+  CHECK(Fingerprint().add("ab", "c").hex() != Fingerprint().add("a", "bc").hex());  // length-prefixed
+  CHECK(Fingerprint().add("a", "1").add("b", "2").hex() != Fingerprint().add("b", "2").add("a", "1").hex());
+  CHECK(fnv1a64_hex("", 0) == "cbf29ce484222325");     // FNV-1a 64 offset basis
+  CHECK(fnv1a64_hex("a", 1) == "af63dc4c8601ec8c");    // published test vector
+}
+
+TEST_CASE("atomic writes keep the old file when writing fails", "[reliability][resume]") {
+  const std::string path = write_tmp("atomic.txt", "old\n");
+  CHECK_THROWS_AS(write_file_atomic(path, [](std::ostream& os) {
+                    os << "half";
+                    throw UserError("stopped while writing");
+                  }),
+                  UserError);
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text == "old\n");
+  write_file_atomic(path, [](std::ostream& os) { os << "new\n"; });
+  std::ifstream in2(path);
+  std::string text2((std::istreambuf_iterator<char>(in2)), std::istreambuf_iterator<char>());
+  CHECK(text2 == "new\n");
+  // Through a symlink: the file it names is replaced, the link stays a link.
+  const std::string link = path + ".link";
+  std::filesystem::remove(link);
+  std::filesystem::create_symlink(path, link);
+  write_file_atomic(link, [](std::ostream& os) { os << "linked\n"; });
+  CHECK(std::filesystem::is_symlink(link));
+  std::ifstream in3(path);
+  std::string text3((std::istreambuf_iterator<char>(in3)), std::istreambuf_iterator<char>());
+  CHECK(text3 == "linked\n");
+  // A directory where the file should be names the path.
+  CHECK_THROWS_WITH(write_file_atomic(std::filesystem::temp_directory_path().string(), [](std::ostream&) {}, "--out"),
+                    Catch::Contains("is a directory"));
 }

@@ -1,0 +1,265 @@
+// Row files of `xpusim compare --out FILE`: every field of every row, numbers in their
+// shortest round-trip form, so that rows read back for --resume are the same doubles and a
+// resumed run prints byte for byte what an uninterrupted one does. See compare.hpp.
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include "common/checked_io.hpp"
+#include "common/config_paths.hpp"
+#include "common/error.hpp"
+#include "common/fingerprint.hpp"
+#include "common/version.hpp"
+#include "costmodel/compare.hpp"
+
+namespace xpusim::cost {
+
+namespace {
+
+constexpr const char* kCsvMagic = "# xpusim compare rows v1";
+
+std::string exact(double v) {
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, end);
+}
+
+// One column: how a row shows it (empty = null) and how a cell sets it back.
+struct Column {
+  const char* name;
+  std::function<std::string(const CompareRow&)> get;
+  std::function<void(CompareRow&, const std::string&)> set;  // cell text; "" = null
+};
+
+double parse_double(const std::string& s) {
+  double v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size()) throw UserError("'" + s + "' is not a number");
+  return v;
+}
+long long parse_int(const std::string& s) {
+  long long v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size()) throw UserError("'" + s + "' is not an integer");
+  return v;
+}
+
+Column str(const char* n, std::string CompareRow::*m) {
+  return {n, [m](const CompareRow& r) { return r.*m; }, [m](CompareRow& r, const std::string& v) { r.*m = v; }};
+}
+Column opt(const char* n, std::optional<double> CompareRow::*m) {
+  return {n, [m](const CompareRow& r) { return (r.*m) ? exact(*(r.*m)) : std::string(); },
+          [m](CompareRow& r, const std::string& v) {
+            if (v.empty()) r.*m = std::nullopt;
+            else r.*m = parse_double(v);
+          }};
+}
+
+const std::vector<Column>& columns() {
+  static const std::vector<Column> cols = {
+      str("option", &CompareRow::option),
+      str("target", &CompareRow::target),
+      str("model", &CompareRow::model),
+      str("dataset", &CompareRow::dataset),
+      str("device", &CompareRow::device),
+      {"count", [](const CompareRow& r) { return std::to_string(r.count); },
+       [](CompareRow& r, const std::string& v) { r.count = static_cast<int>(parse_int(v)); }},
+      str("system", &CompareRow::system),
+      str("precision", &CompareRow::precision),
+      str("data", &CompareRow::data),
+      {"batch_per_device", [](const CompareRow& r) { return std::to_string(r.batch_per_device); },
+       [](CompareRow& r, const std::string& v) { r.batch_per_device = parse_int(v); }},
+      {"global_batch", [](const CompareRow& r) { return std::to_string(r.global_batch); },
+       [](CompareRow& r, const std::string& v) { r.global_batch = parse_int(v); }},
+      str("offer", &CompareRow::offer),
+      str("pricing", &CompareRow::pricing),
+      str("throughput_source", &CompareRow::throughput_source),
+      str("target_metric", &CompareRow::target_metric),
+      {"target_accuracy", [](const CompareRow& r) { return r.target_accuracy > 0 ? exact(r.target_accuracy) : ""; },
+       [](CompareRow& r, const std::string& v) { r.target_accuracy = v.empty() ? 0 : parse_double(v); }},
+      str("convergence_curve", &CompareRow::curve),
+      opt("throughput_samples_per_s", &CompareRow::throughput_samples_per_s),
+      opt("throughput_tokens_per_s", &CompareRow::throughput_tokens_per_s),
+      opt("price_usd_per_h", &CompareRow::price_usd_per_h),
+      opt("samples_per_s_per_usd_per_h", &CompareRow::samples_per_s_per_usd_per_h),
+      opt("epochs_to_target", &CompareRow::epochs_to_target),
+      opt("hours_to_target", &CompareRow::hours_to_target),
+      opt("billed_hours", &CompareRow::billed_hours),
+      opt("cost_to_target_usd", &CompareRow::cost_to_target_usd),
+      opt("energy_kwh", &CompareRow::energy_kwh),
+      opt("breakeven_runs", &CompareRow::breakeven_runs),
+      str("bottleneck", &CompareRow::bottleneck),
+      str("error", &CompareRow::error),
+  };
+  return cols;
+}
+
+// RFC 4180 records (quoted fields with doubled quotes, embedded commas and newlines), each
+// with the line it starts on.
+std::vector<std::pair<int, std::vector<std::string>>> csv_records(const std::string& text) {
+  std::vector<std::pair<int, std::vector<std::string>>> out;
+  std::vector<std::string> rec;
+  std::string field;
+  bool quoted = false, any = false;
+  int line = 1, start = 1;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') field += '"', ++i;
+      else if (c == '"') quoted = false;
+      else {
+        if (c == '\n') ++line;
+        field += c;
+      }
+      continue;
+    }
+    if (c == '"') quoted = any = true;
+    else if (c == ',') rec.push_back(field), field.clear(), any = true;
+    else if (c == '\r') continue;
+    else if (c == '\n') {
+      rec.push_back(field);
+      out.emplace_back(start, rec);
+      rec.clear(), field.clear(), any = false;
+      start = ++line;
+    } else field += c, any = true;
+  }
+  if (any || !field.empty() || !rec.empty()) {
+    rec.push_back(field);
+    out.emplace_back(start, rec);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string compare_inputs_fingerprint(const Study& s) {
+  auto read = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw UserError(path + ": cannot read");
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  Fingerprint f;
+  f.add("kind", "compare rows v1").add("xpusim", xpusim_version()).add("study", read(s.file));
+  // Every configuration file (devices, systems, models, prices, convergence curves, framework
+  // profiles) a row can depend on, in a fixed order: an edited price or device file changes
+  // rows, so it must not be mixed with rows computed before the edit. Paths are relative, so
+  // a moved checkout or an installed copy of the same files still matches.
+  namespace fs = std::filesystem;
+  const fs::path root = config_dir();
+  std::error_code ec;
+  std::vector<std::string> files;
+  for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec))
+    if (it->is_regular_file(ec)) files.push_back(fs::relative(it->path(), root, ec).generic_string());
+  std::sort(files.begin(), files.end());
+  for (const auto& rel : files) f.add("config " + rel, read((root / rel).string()));
+  return f.hex();
+}
+
+void write_compare_rows(std::ostream& os, const CompareResult& r, OutputFormat f, const std::string& inputs,
+                        bool complete) {
+  if (f == OutputFormat::json) {
+    nlohmann::json j = r.to_json();
+    j["row_file"] = {{"version", 1}, {"inputs", inputs}, {"complete", complete}};
+    print_json(os, j);
+    return;
+  }
+  os << kCsvMagic << " inputs=" << inputs << " complete=" << (complete ? "true" : "false") << "\n";
+  const char* sep = "";
+  for (const auto& c : columns()) {
+    os << sep << c.name;
+    sep = ",";
+  }
+  os << "\n";
+  for (const auto& row : r.rows) {
+    sep = "";
+    for (const auto& c : columns()) {
+      os << sep << csv_escape(c.get(row));
+      sep = ",";
+    }
+    os << "\n";
+  }
+}
+
+CompareRowFile read_compare_rows(const std::string& path, OutputFormat f) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UserError(path + ": cannot read row file");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  require_utf8(text, path);
+  CompareRowFile out;
+  if (f == OutputFormat::json) {
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception& e) {
+      throw UserError(path + ": not a compare row file: " + e.what());
+    }
+    if (!j.is_object() || !j.contains("row_file") || !j["row_file"].is_object() || !j.contains("rows") ||
+        !j["rows"].is_array())
+      throw UserError(path + ": not a compare row file (written by compare --out with --format json)");
+    const auto& meta = j["row_file"];
+    if (meta.value("version", 0) != 1) throw UserError(path + ": row file version is not 1");
+    out.inputs = meta.value("inputs", "");
+    out.complete = meta.value("complete", false);
+    int k = 0;
+    for (const auto& jr : j["rows"]) {
+      ++k;
+      CompareRow row;
+      for (const auto& c : columns()) {
+        if (!jr.is_object() || !jr.contains(c.name))
+          throw UserError(path + ": row " + std::to_string(k) + ": no " + c.name);
+        const auto& v = jr[c.name];
+        try {
+          if (v.is_null()) c.set(row, "");
+          else if (v.is_string()) c.set(row, v.get<std::string>());
+          else if (v.is_number_integer()) c.set(row, std::to_string(v.get<long long>()));
+          else if (v.is_number()) c.set(row, exact(v.get<double>()));
+          else throw UserError("not a string or number");
+        } catch (const UserError& e) {
+          throw UserError(path + ": row " + std::to_string(k) + ": " + c.name + ": " + e.what());
+        }
+      }
+      out.rows.push_back(row);
+    }
+    return out;
+  }
+  auto recs = csv_records(text);
+  const std::string magic = kCsvMagic;
+  if (recs.empty() || recs[0].second.size() != 1 || recs[0].second[0].rfind(magic + " ", 0) != 0)
+    throw UserError(path + ":1: not a compare row file (its first line is not '" + magic + " inputs=... complete=...')");
+  std::istringstream meta(recs[0].second[0].substr(magic.size()));
+  std::string word;
+  while (meta >> word) {
+    if (word.rfind("inputs=", 0) == 0) out.inputs = word.substr(7);
+    else if (word.rfind("complete=", 0) == 0) out.complete = word.substr(9) == "true";
+  }
+  const auto& cols = columns();
+  if (recs.size() < 2 || recs[1].second.size() != cols.size())
+    throw UserError(path + ":2: not the header of a compare row file");
+  for (size_t c = 0; c < cols.size(); ++c)
+    if (recs[1].second[c] != cols[c].name)
+      throw UserError(path + ":2: column " + std::to_string(c + 1) + " is '" + recs[1].second[c] + "', expected '" +
+                      cols[c].name + "'");
+  for (size_t k = 2; k < recs.size(); ++k) {
+    const auto& [line, fields] = recs[k];
+    if (fields.size() == 1 && fields[0].empty()) continue;  // a blank line
+    if (fields.size() != cols.size())
+      throw UserError(path + ":" + std::to_string(line) + ": " + std::to_string(fields.size()) + " fields, expected " +
+                      std::to_string(cols.size()));
+    CompareRow row;
+    for (size_t c = 0; c < cols.size(); ++c) {
+      try {
+        cols[c].set(row, fields[c]);
+      } catch (const UserError& e) {
+        throw UserError(path + ":" + std::to_string(line) + ": " + cols[c].name + ": " + e.what());
+      }
+    }
+    out.rows.push_back(row);
+  }
+  return out;
+}
+
+}  // namespace xpusim::cost

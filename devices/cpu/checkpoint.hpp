@@ -1,0 +1,55 @@
+// Training checkpoints for `xpusim train --checkpoint DIR [--resume]`: everything a run
+// carries from one epoch to the next (weights, optimizer state, the shuffling RNG, the data
+// order, the dropout and Adam counters, the epochs so far), written atomically after every
+// epoch to DIR/checkpoint.xpck so that a resumed run continues bit for bit. The format is
+// documented in docs/interrupt_resume.md (a versioned text header, then a binary payload
+// with its length and FNV-1a checksum).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "devices/cpu/trainer.hpp"
+
+namespace xpusim::cpu {
+
+constexpr int kCheckpointVersion = 1;
+
+struct TrainCheckpoint {
+  // What the run was: a resume must match every field (check_checkpoint_matches).
+  std::string model, dataset, precision, optimizer;
+  double lr = 0;  // the learning rate in effect (after defaults)
+  int64_t batch = 0;
+  uint64_t seed = 0;
+  int64_t train_images = 0, test_images = 0;
+  // Where it is.
+  int epoch = 0;                    // last finished epoch
+  std::vector<EpochRecord> epochs;  // the log so far, exact values
+  std::string rng_state;            // std::mt19937_64 as operator<< writes it
+  uint64_t dropout_step = 0;
+  int64_t adam_step = 0;
+  int threads = 0;                  // informational: results can depend on the thread count
+  std::vector<int64_t> order;       // the data order after the last epoch's shuffle
+  struct TensorData {
+    std::string name;
+    std::vector<float> values;      // plain fp32
+  };
+  std::vector<TensorData> tensors;  // weights, then optimizer state
+};
+
+// DIR/checkpoint.xpck.
+std::string checkpoint_path(const std::string& dir);
+// Creates DIR when missing and checks that a file can be written in it, before training
+// starts: FieldError("checkpoint", ...) naming the directory otherwise.
+void prepare_checkpoint_dir(const std::string& dir);
+// Writes atomically (temporary file, then rename); FieldError("checkpoint", ...) on failure.
+void write_checkpoint(const std::string& dir, const TrainCheckpoint& ck);
+// nullopt when DIR holds no checkpoint; UserError naming the file when it is not a valid
+// one (wrong magic or version, truncated, checksum mismatch).
+std::optional<TrainCheckpoint> read_checkpoint(const std::string& dir);
+// FieldError naming the first field (model, dataset, precision, optimizer, lr, batch, seed,
+// train_limit, test_limit) where `saved` differs from `now`.
+void check_checkpoint_matches(const TrainCheckpoint& saved, const TrainCheckpoint& now, const std::string& dir);
+
+}  // namespace xpusim::cpu

@@ -1,0 +1,172 @@
+// Training checkpoints (devices/cpu/checkpoint.hpp): the executor's carried state restored
+// into a fresh executor continues bit for bit (weights, momentum / Adam moments, Adam's step,
+// the dropout stream), and the file format refuses damaged files and other runs' options.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "common/error.hpp"
+#include "devices/cpu/checkpoint.hpp"
+#include "devices/cpu/executor.hpp"
+#include "models/zoo.hpp"
+
+using namespace xpusim;
+using namespace xpusim::cpu;
+
+namespace {
+
+OpGraph mlp_graph(Optimizer opt) {
+  GraphOptions o;
+  o.batch = 8;
+  o.training_options.optimizer = opt;
+  return build_graph(find_model("mnist_mlp"), o);  // two dropout layers
+}
+
+std::vector<TrainCheckpoint::TensorData> state_of(const OpGraph& g, Executor& ex) {
+  std::vector<TrainCheckpoint::TensorData> out;
+  for (int t : ex.persistent_tensors()) out.push_back({g.tensor(t).name, ex.read(t)});
+  return out;
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+std::string tmp_dir(const std::string& name) {
+  auto d = std::filesystem::temp_directory_path() / ("xpusim_ckpt_" + name);
+  std::filesystem::remove_all(d);
+  return d.string();
+}
+
+TrainCheckpoint sample_checkpoint() {
+  TrainCheckpoint ck;
+  ck.model = "mnist_mlp";
+  ck.dataset = "fashion-mnist";
+  ck.precision = "fp32";
+  ck.optimizer = "adam";
+  ck.lr = static_cast<float>(1e-3);
+  ck.batch = 32;
+  ck.seed = 7;
+  ck.train_images = 5;
+  ck.test_images = 3;
+  ck.epoch = 2;
+  ck.epochs = {{1, 0.5, 1.0 / 3.0, 0.7}, {2, 1.25, 0.1 + 0.2, 0.8125}};
+  ck.rng_state = "1 2 3";
+  ck.dropout_step = 42;
+  ck.adam_step = 42;
+  ck.order = {4, 0, 3, 1, 2};
+  ck.tensors = {{"w", {1.5f, -0.0f, 3.4e38f}}, {"m", {1e-40f}}};
+  return ck;
+}
+
+}  // namespace
+
+TEST_CASE("checkpoint: executor state restored into a fresh executor continues bit for bit", "[cpu][checkpoint]") {
+  for (Optimizer opt : {Optimizer::sgd_momentum, Optimizer::adam}) {
+    OpGraph g = mlp_graph(opt);
+    ExecOptions eo;
+    eo.seed = 3;
+    eo.threads = 1;
+    Executor a(g, eo);
+    a.fill_synthetic();
+    a.step();
+    a.step();
+    const auto saved = state_of(g, a);
+    const uint64_t dropout = a.dropout_step();
+    const int64_t adam = a.adam_step();
+    CHECK(dropout == 2);
+    CHECK(adam == (opt == Optimizer::adam ? 2 : 0));
+    a.step();
+    const float loss_a = a.loss();
+    const auto after_a = state_of(g, a);
+
+    // A fresh executor (the same seed, so the same synthetic batch) is two steps behind: the
+    // restored weights, optimizer state and counters must make its next step a's third.
+    Executor b(g, eo);
+    b.fill_synthetic();
+    const auto persistent = b.persistent_tensors();
+    REQUIRE(persistent.size() == saved.size());
+    for (size_t k = 0; k < saved.size(); ++k) b.write(persistent[k], saved[k].values);
+    b.set_dropout_step(dropout);
+    b.set_adam_step(adam);
+    b.step();
+    const float loss_b = b.loss();
+    CHECK(std::memcmp(&loss_a, &loss_b, sizeof(float)) == 0);
+    const auto after_b = state_of(g, b);
+    REQUIRE(after_a.size() == after_b.size());
+    for (size_t k = 0; k < after_a.size(); ++k) CHECK(same_bits(after_a[k].values, after_b[k].values));
+  }
+}
+
+TEST_CASE("checkpoint: file round trip, damaged files and other options refused", "[cpu][checkpoint]") {
+  const std::string dir = tmp_dir("roundtrip");
+  CHECK_FALSE(read_checkpoint(dir).has_value());  // nothing there yet
+  prepare_checkpoint_dir(dir);
+  const TrainCheckpoint ck = sample_checkpoint();
+  write_checkpoint(dir, ck);
+  auto back = read_checkpoint(dir);
+  REQUIRE(back.has_value());
+  CHECK(back->model == ck.model);
+  CHECK(back->lr == ck.lr);
+  CHECK(back->epoch == 2);
+  REQUIRE(back->epochs.size() == 2);
+  CHECK(back->epochs[0].train_loss == ck.epochs[0].train_loss);  // exact, not approximately
+  CHECK(back->epochs[1].train_loss == ck.epochs[1].train_loss);
+  CHECK(back->rng_state == "1 2 3");
+  CHECK(back->dropout_step == 42);
+  CHECK(back->order == ck.order);
+  REQUIRE(back->tensors.size() == 2);
+  CHECK(same_bits(back->tensors[0].values, ck.tensors[0].values));
+  CHECK(same_bits(back->tensors[1].values, ck.tensors[1].values));
+  check_checkpoint_matches(*back, ck, dir);  // the same options: fine
+
+  TrainCheckpoint other = ck;
+  other.batch = 64;
+  try {
+    check_checkpoint_matches(ck, other, dir);
+    FAIL("a checkpoint with another batch was accepted");
+  } catch (const FieldError& e) {
+    CHECK(e.field() == "batch");
+    CHECK_THAT(e.message(), Catch::Contains("was written with batch 32, not 64"));
+  }
+  other = ck;
+  other.seed = 8;
+  CHECK_THROWS_WITH(check_checkpoint_matches(ck, other, dir), Catch::StartsWith("seed:"));
+  other = ck;
+  other.train_images = 6;
+  CHECK_THROWS_WITH(check_checkpoint_matches(ck, other, dir), Catch::StartsWith("train_limit:"));
+
+  // Damaged files.
+  const std::string path = checkpoint_path(dir);
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  auto write_bytes = [&](const std::string& b) { std::ofstream(path, std::ios::binary | std::ios::trunc) << b; };
+  write_bytes(bytes.substr(0, bytes.size() - 3));
+  CHECK_THROWS_WITH(read_checkpoint(dir), Catch::Contains("truncated"));
+  std::string flipped = bytes;
+  flipped.back() ^= 1;
+  write_bytes(flipped);
+  CHECK_THROWS_WITH(read_checkpoint(dir), Catch::Contains("payload checksum mismatch"));
+  std::string v2 = bytes;
+  v2.replace(v2.find(" 1\n"), 3, " 2\n");
+  write_bytes(v2);
+  CHECK_THROWS_WITH(read_checkpoint(dir), Catch::Contains("format version 2, this xpusim reads version 1"));
+  write_bytes("hello\n");
+  CHECK_THROWS_WITH(read_checkpoint(dir), Catch::Contains(path + ": not a valid checkpoint"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("checkpoint: a directory that cannot be made is an error naming it", "[cpu][checkpoint]") {
+  try {
+    prepare_checkpoint_dir("/dev/null/ck");
+    FAIL("no error");
+  } catch (const FieldError& e) {
+    CHECK(e.field() == "checkpoint");
+    CHECK_THAT(e.message(), Catch::StartsWith("/dev/null/ck: cannot create directory"));
+  }
+}
