@@ -15,6 +15,7 @@ namespace xpusim::cli {
 namespace {
 struct GraphArgs {
   std::string model;
+  std::vector<std::string> input_shapes;
   long long batch = 32;
   bool train = false;
   std::string precision = "fp32";
@@ -28,7 +29,7 @@ struct GraphArgs {
 void register_graph(CLI::App& app) {
   auto a = std::make_shared<GraphArgs>();
   auto* cmd = app.add_subcommand("graph", "op graph of one step of a model: per-op FLOPs, bytes, and totals");
-  cmd->add_option("--model", a->model, "zoo model name (xpusim models) or a model YAML path")->required();
+  add_model_options(*cmd, a->model, a->input_shapes);
   cmd->add_option("--batch", a->batch, "batch size (samples per step)")->capture_default_str()->check(int_in(1, kMaxBatch));
   cmd->add_flag("--train", a->train, "list the ops of the whole training step (forward, backward, update)");
   cmd->add_option("--precision", a->precision, std::string("fp32|bf16|mixed (") + precision_choices() + ")")
@@ -47,7 +48,9 @@ void register_graph(CLI::App& app) {
     o.batch = a->batch;
     if (!parse_precision(a->precision, o.precision))
       throw UserError("--precision: unknown precision '" + a->precision + "' (one of " + precision_choices() + ")");
-    ModelSpec spec = find_model(a->model);
+    OnnxImportOptions onnx;
+    for (const auto& s : a->input_shapes) parse_input_shape(s, onnx);
+    ModelSpec spec = find_model(a->model, onnx);
     std::string opt = a->optimizer.empty() ? spec.optimizer : a->optimizer;
     if (!parse_optimizer(opt, o.training_options.optimizer))
       throw UserError("--optimizer: unknown optimizer '" + opt + "' (sgd_momentum|adam)");

@@ -26,7 +26,8 @@ void register_predict(CLI::App& app) {
   cmd->add_option("--build", *build, "CPU devices: framework build, pip (no AVX2/FMA) or compiled");
   cmd->add_option("--framework", r->placement.framework,
                   "framework profile (configs/frameworks/) or a name it lists; default: the calibration stack");
-  cmd->add_option("--model", r->model, "zoo model or model YAML path")->required();
+  auto shapes = std::make_shared<std::vector<std::string>>();
+  add_model_options(*cmd, r->model, *shapes);
   cmd->add_option("--batch", r->batch_per_device,
                   "batch per device (per GPU, per TPU core, per CPU machine), as the reference CSV's batch_per_device")
       ->capture_default_str()
@@ -39,7 +40,8 @@ void register_predict(CLI::App& app) {
   cmd->add_option("--set", r->placement.overrides, "override a device YAML field, KEY=VALUE (repeatable)");
   cmd->add_option("--trace", r->trace_path, "write a Chrome/Perfetto trace-event JSON of one step");
   add_format_option(*cmd, *fmt, "table|json|csv", "table");
-  cmd->callback([r, data, build, fmt, task] {
+  cmd->callback([r, data, build, fmt, task, shapes] {
+    for (const auto& s : *shapes) parse_input_shape(s, r->onnx);
     OutputFormat f = parse_output_format(*fmt, {OutputFormat::table, OutputFormat::json, OutputFormat::csv});
     if (!parse_data_source(*data, r->data)) throw UserError("--data: '" + *data + "' is not synthetic or real");
     if (!build->empty()) {

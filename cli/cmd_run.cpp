@@ -17,7 +17,8 @@ void register_run(CLI::App& app) {
   auto task = std::make_shared<std::string>("train");
   auto* cmd = app.add_subcommand("run", "run training steps (or inference passes, --task inference) for real on a backend and measure them");
   cmd->add_option("--backend", r->engine, "cpu or cuda (see xpusim backends)")->required();
-  cmd->add_option("--model", r->model, "zoo model or model YAML path")->required();
+  auto shapes = std::make_shared<std::vector<std::string>>();
+  add_model_options(*cmd, r->model, *shapes);
   cmd->add_option("--batch", r->batch_per_device, "batch per device")->capture_default_str()->check(int_in(1, kMaxBatch));
   cmd->add_option("--steps", r->steps, "timed steps")->capture_default_str()->check(int_in(1, kMaxSteps));
   cmd->add_option("--warmup", r->warmup, "untimed warm-up steps")->capture_default_str()->check(int_in(0, kMaxSteps));
@@ -28,7 +29,8 @@ void register_run(CLI::App& app) {
   cmd->add_option("--optimizer", r->optimizer, "sgd_momentum|adam (default: the model's recipe)");
   cmd->add_option("--task", *task, "train (one training step) or inference (one forward pass: no backward, no update)")->capture_default_str();
   add_format_option(*cmd, *fmt, "table|json|csv", "table");
-  cmd->callback([r, data, fmt, task] {
+  cmd->callback([r, data, fmt, task, shapes] {
+    for (const auto& s : *shapes) parse_input_shape(s, r->onnx);
     OutputFormat f = parse_output_format(*fmt, {OutputFormat::table, OutputFormat::json, OutputFormat::csv});
     if (r->engine != "cpu" && r->engine != "cuda")
       throw UserError("--backend: '" + r->engine + "' is not a real backend (cpu or cuda)");

@@ -111,6 +111,14 @@ StopOnSignal::~StopOnSignal() {
 
 const std::atomic<bool>& StopOnSignal::flag() const { return g_stop; }
 
+void add_model_options(CLI::App& cmd, std::string& model, std::vector<std::string>& shapes) {
+  cmd.add_option("--model", model, "zoo model (xpusim models), model YAML path or ONNX file (*.onnx, docs/onnx.md)")
+      ->required();
+  cmd.add_option("--input-shape", shapes,
+                 "ONNX models: shape of an input with dynamic dimensions, NAME=1x3x224x224 (dim 0 is the batch: "
+                 "--batch sets it); repeatable");
+}
+
 void test_interrupt_point() {
   static const long long after = [] {
     const char* v = std::getenv("XPUSIM_TEST_INTERRUPT_AFTER");

@@ -26,6 +26,11 @@ void register_sweep(CLI::App& app);
 // Shared flag helpers so every command spells and validates them the same way.
 void add_format_option(CLI::App& cmd, std::string& target, const std::string& choices, const std::string& def);
 
+// --model (zoo name, model YAML or ONNX file) and --input-shape NAME=DxD... (repeatable: the
+// shapes of an ONNX model's dynamic inputs), the same on every command that takes a model.
+// The shapes land in `shapes` as given; parse them with input_shapes_of in the callback.
+void add_model_options(CLI::App& cmd, std::string& model, std::vector<std::string>& shapes);
+
 // Range checks on the flag's text, before CLI11 converts it: CLI11 2.1 clamps a value past
 // int64 to INT64_MAX and reads "-1" into an unsigned as 2^64-1 without a word, so a typo
 // would become a huge batch or seed. Errors read "--batch: ... must be an integer in [1, N]".

@@ -62,9 +62,10 @@ StudyTarget read_target(const YAML::Node& n, const std::string& file, size_t ind
   SpecReader r(n, file, "targets");
   StudyTarget t;
   t.where = where(file, n);
-  t.model = r.text("model", std::nullopt, "zoo model");
+  t.model = r.text("model", std::nullopt, "zoo model, model YAML or ONNX file");
   try {
-    t.model = find_model(t.model).name;
+    ModelSpec spec = find_model(t.model);
+    if (!is_onnx_path(t.model)) t.model = spec.name;  // an ONNX file stays a path: its stem may be a zoo name
   } catch (const FieldError& e) {
     r.fail("model", e.message());  // the finder names its field; here the study's key says where
   }

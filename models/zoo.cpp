@@ -68,7 +68,10 @@ std::vector<ModelSpec> load_zoo() {
   return out;
 }
 
-ModelSpec find_model(const std::string& name_or_path) {
+ModelSpec find_model(const std::string& name_or_path, const OnnxImportOptions& onnx) {
+  if (is_onnx_path(name_or_path)) return load_onnx_model(name_or_path, onnx);
+  if (!onnx.input_shapes.empty())
+    throw FieldError("input_shape", "applies to ONNX models only ('" + name_or_path + "' is not an .onnx file)");
   return load_model_spec(find_config_file("models", name_or_path, "model", "model"));
 }
 

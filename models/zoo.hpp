@@ -13,6 +13,7 @@
 #include "common/spec_reader.hpp"
 #include "common/config_paths.hpp"
 #include "models/builder.hpp"
+#include "models/onnx/onnx_import.hpp"
 #include "models/training.hpp"
 
 namespace xpusim {
@@ -61,7 +62,9 @@ ModelSpec load_model_spec(const std::string& path);
 
 // Every model in configs/models/, sorted by name.
 std::vector<ModelSpec> load_zoo();
-ModelSpec find_model(const std::string& name_or_path);  // FieldError("model") when unknown
+// A zoo name, a model YAML path, or an ONNX file (*.onnx, models/onnx/onnx_import.hpp; the
+// options give shapes of its dynamic inputs). FieldError("model") when unknown.
+ModelSpec find_model(const std::string& name_or_path, const OnnxImportOptions& onnx = {});
 
 struct GraphOptions {
   int64_t batch = 1;

@@ -159,7 +159,11 @@ PreparedRequest prepare_request(const PredictRequest& r) {
   p.options.task = r.task;
   if (!parse_precision(r.precision, p.options.precision))
     throw FieldError("precision", "unknown precision '" + r.precision + "' (one of " + precision_choices() + ")");
-  p.spec = find_model(r.model);
+  p.spec = find_model(r.model, r.onnx);
+  // Real data needs the model's dataset (decode and augmentation cost per sample); an
+  // imported ONNX file names none.
+  if (r.data == DataSource::real && p.spec.dataset.empty())
+    throw FieldError("data", "model '" + r.model + "' names no dataset (an imported ONNX model): use synthetic data");
   std::string opt = r.optimizer.empty() ? p.spec.optimizer : r.optimizer;
   if (!parse_optimizer(opt, p.options.training_options.optimizer))
     throw FieldError("optimizer", "unknown optimizer '" + opt + "' (sgd_momentum|adam)");
@@ -167,7 +171,9 @@ PreparedRequest prepare_request(const PredictRequest& r) {
   p.engine = &cached_engine(engine_name);
   p.placement = resolve_placement(r.placement, *p.engine, p.spec.dataset, r.data == DataSource::real);
   p.options.training_options.replicas = p.placement.replicas;
-  p.graph_key = p.spec.file + "|" + std::to_string(p.options.batch) + "|" + precision_name(p.options.precision) +
+  std::string shapes;
+  for (const auto& [name, s] : r.onnx.input_shapes) shapes += name + "=" + shape_str(s) + ";";
+  p.graph_key = p.spec.file + "|" + shapes + "|" + std::to_string(p.options.batch) + "|" + precision_name(p.options.precision) +
                 "|" + optimizer_name(p.options.training_options.optimizer) + "|" +
                 std::to_string(p.options.training_options.replicas);
   if (r.task == Task::inference) p.graph_key += "|inference";

@@ -13,7 +13,8 @@
 namespace xpusim {
 
 struct PredictRequest {
-  std::string model;                 // zoo name or YAML path
+  std::string model;                 // zoo name, YAML path or ONNX file
+  OnnxImportOptions onnx;            // ONNX files: shapes of dynamic inputs
   int64_t batch_per_device = 32;
   std::string precision = "fp32";
   Task task = Task::train;           // inference: the forward pass only (models/inference.hpp)

@@ -12,8 +12,10 @@ PACKAGES=(
   pybind11-dev python3-dev
   python3-pandas python3-pil   # tests: CSV loads in pandas; screenshots checked (chromium optional: tests skip)
 )
-# Optional extras (PyTorch peer for bench/): XPUSIM_INSTALL_BENCH=1 scripts/install-deps.sh
-if [[ "${XPUSIM_INSTALL_BENCH:-0}" == "1" ]]; then
+# Optional extras, large (~1 GB): the PyTorch peer for bench/ and the ONNX exports of
+# scripts/make_onnx_fixtures.py (ctest -L onnx reports SKIPPED without them):
+#   XPUSIM_INSTALL_BENCH=1 scripts/install-deps.sh   (or XPUSIM_INSTALL_TORCH=1)
+if [[ "${XPUSIM_INSTALL_BENCH:-0}" == "1" || "${XPUSIM_INSTALL_TORCH:-0}" == "1" ]]; then
   PACKAGES+=(python3-torch python3-torchvision)
 fi
 

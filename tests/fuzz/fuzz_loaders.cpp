@@ -17,6 +17,7 @@
 #include "costmodel/study.hpp"
 #include "devices/analytical/device_spec.hpp"
 #include "engine/platform_spec.hpp"
+#include "models/onnx/onnx_import.hpp"
 #include "models/zoo.hpp"
 #include "sim/tpu/scalesim.hpp"
 #include "sim/tpu/tpu_spec.hpp"
@@ -57,11 +58,16 @@ void run(const uint8_t* data, size_t size) {
   cost::load_study(write_input(data, size, ".yaml"));
 #elif XPUSIM_FUZZ_TARGET == 5  // reference CSV
   validation::parse_reference_csv(std::string(reinterpret_cast<const char*>(data), size), "fuzz.csv");
+#elif XPUSIM_FUZZ_TARGET == 7  // ONNX file: decode, check, lower at batch 2 and build the training step
+  ModelSpec s = load_onnx_model(write_input(data, size, ".onnx"));
+  GraphOptions o;
+  o.batch = 2;
+  build_graph(s, o);
 #elif XPUSIM_FUZZ_TARGET == 6  // SCALE-Sim topology CSV, then cycles on a 128x128 array
   for (const auto& l : tpu::read_topology_csv(write_input(data, size, ".csv")))
     tpu::scalesim_layer(l, 128, 128, tpu::Dataflow::ws);
 #else
-#error "XPUSIM_FUZZ_TARGET must be 1..6"
+#error "XPUSIM_FUZZ_TARGET must be 1..7"
 #endif
 }
 

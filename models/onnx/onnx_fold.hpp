@@ -1,0 +1,37 @@
+// Constant folding for the small integer and float tensors an export leaves in a graph:
+// Shape -> Gather -> Unsqueeze -> Concat chains that feed Reshape, sliced position ids and
+// causal masks, scalar constants. Values are held as doubles (exact for every shape and
+// index below 2^53); each result is bounded to kMaxFoldElements.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/graph.hpp"
+#include "models/onnx/onnx_model.hpp"
+
+namespace xpusim::onnx {
+
+constexpr int64_t kMaxFoldElements = int64_t{1} << 22;
+
+struct Const {
+  Shape shape;
+  std::vector<double> v;
+  DataType type = DataType::float32;
+  int64_t numel() const;
+};
+
+// True when fold_node knows op_type (Shape is folded by the caller: it needs the input's
+// shape only, not its values).
+bool foldable_op(const std::string& op_type);
+
+// Evaluates `node` on constant inputs (an empty Const with type undefined stands for an
+// omitted optional input). Throws std::invalid_argument with the reason when the node's
+// attributes or shapes are not what the op allows; the importer names file and node.
+Const fold_node(const Node& node, const std::vector<Const>& in, int64_t opset);
+
+// Broadcast shape of two shapes (numpy rules); throws std::invalid_argument when they do not
+// broadcast.
+Shape broadcast_shape(const Shape& a, const Shape& b);
+
+}  // namespace xpusim::onnx
