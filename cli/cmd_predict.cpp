@@ -35,7 +35,10 @@ void register_predict(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--optimizer", r->optimizer, "sgd_momentum|adam (default: the model's recipe)");
   cmd->add_option("--set", r->placement.overrides, "override a device YAML field, KEY=VALUE (repeatable)");
-  cmd->add_option("--trace", r->trace_path, "write a Chrome/Perfetto trace-event JSON of one step");
+  cmd->add_option("--trace", r->trace_path,
+                  "write a Chrome/Perfetto trace-event JSON of one step (tpu_systemc: per core and unit, with FLOPs and bytes)");
+  cmd->add_option("--vcd", r->vcd_path,
+                  "write a VCD waveform (GTKWave) of the simulated steps: unit busy flags and queue depths (tpu_systemc)");
   add_format_option(*cmd, *fmt, "table|json|csv", "table");
   cmd->callback([r, data, build, fmt] {
     OutputFormat f = parse_output_format(*fmt, {OutputFormat::table, OutputFormat::json, OutputFormat::csv});
