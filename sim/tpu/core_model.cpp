@@ -248,6 +248,8 @@ struct Kernel {
     if (!vcd_path.empty()) base = check_vcd_path();
     // SystemC prints a banner on stdout unless told not to; stdout carries JSON.
     setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
+    // Nor may its info reports ("tracing timescale unit set" when a VCD is opened) reach it.
+    sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
     model = std::make_unique<CoreModel>("tpu_core");
     if (!vcd_path.empty()) open_vcd(base);
     sc_core::sc_start(sc_core::SC_ZERO_TIME);  // elaborate and park every thread on start_ev
