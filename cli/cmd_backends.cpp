@@ -4,6 +4,7 @@
 
 #include "cli/commands.hpp"
 #include "common/output.hpp"
+#include "common/records.hpp"
 #include "engine/engine.hpp"
 
 namespace xpusim::cli {
@@ -31,7 +32,8 @@ void register_backends(CLI::App& app) {
                      {"description", "NVIDIA GPUs via cuDNN, cuBLAS and NCCL"}});
       t.add({"cuda", "no", "no", why, "NVIDIA GPUs via cuDNN, cuBLAS and NCCL"});
     }
-    if (f == OutputFormat::json) print_json(std::cout, {{"backends", arr}});
+    if (f == OutputFormat::json) print_json_document(std::cout, {{"backends", arr}});
+    else if (f == OutputFormat::csv) print_csv_records(std::cout, arr, {"name"});
     else t.print(std::cout, f);
   });
 }

@@ -6,6 +6,7 @@
 #include "cli/commands.hpp"
 #include "common/error.hpp"
 #include "common/output.hpp"
+#include "common/records.hpp"
 #include "models/work.hpp"
 #include "models/zoo.hpp"
 
@@ -52,7 +53,8 @@ void register_graph(CLI::App& app) {
     for (int i = 0; i < g.num_ops(); ++i)
       if (a->train || g.op(i).phase == Phase::forward) shown.push_back(i);
 
-    if (f == OutputFormat::json) {
+    // JSON and CSV from the same records: the totals (one row) and the ops (one row each).
+    if (f == OutputFormat::json || f == OutputFormat::csv) {
       nlohmann::json ops = nlohmann::json::array();
       if (!a->totals_only)
         for (int i : shown) {
@@ -73,8 +75,13 @@ void register_graph(CLI::App& app) {
       j["batch"] = a->batch;
       j["precision"] = precision_name(o.precision);
       j["optimizer"] = optimizer_name(o.training_options.optimizer);
+      if (f == OutputFormat::csv) {
+        if (a->totals_only) print_csv_records(std::cout, nlohmann::json::array({j}), {"model", "batch", "precision"});
+        else print_csv_records(std::cout, ops, {"name", "kind", "phase"});
+        return;
+      }
       j["ops"] = ops;
-      print_json(std::cout, j);
+      print_json_document(std::cout, j);
       return;
     }
     if (!a->totals_only) {
@@ -86,7 +93,6 @@ void register_graph(CLI::App& app) {
                  fmt_fixed(op.work.flops / 1e9, 6), fmt_int(op.work.bytes_read), fmt_int(op.work.bytes_written)});
       }
       ops.print(std::cout, f);
-      if (f == OutputFormat::csv) return;  // CSV: one table per invocation
       std::cout << "\n";
     }
     Table tot{{"total", "value"}};

@@ -4,6 +4,7 @@
 
 #include "cli/commands.hpp"
 #include "common/output.hpp"
+#include "common/records.hpp"
 #include "models/work.hpp"
 #include "models/zoo.hpp"
 
@@ -42,7 +43,8 @@ void register_models(CLI::App& app) {
                      {"reference_params", m.reference_params ? nlohmann::json(*m.reference_params) : nlohmann::json()},
                      {"description", m.description}});
     }
-    if (f == OutputFormat::json) print_json(std::cout, {{"models", arr}});
+    if (f == OutputFormat::json) print_json_document(std::cout, {{"models", arr}});
+    else if (f == OutputFormat::csv) print_csv_records(std::cout, arr, {"model"});
     else t.print(std::cout, f);
   });
 }

@@ -9,6 +9,7 @@
 #include "common/checked_io.hpp"
 #include "common/error.hpp"
 #include "common/output.hpp"
+#include "common/records.hpp"
 #include "models/zoo.hpp"
 #include "sim/tpu/scalesim.hpp"
 
@@ -109,8 +110,10 @@ void register_systolic(CLI::App& app) {
     }
     double util = macs / (static_cast<double>(rows) * cols * static_cast<double>(total));
     t.add({"total", std::to_string(total), fmt_fixed(util, 4), "", fmt_fixed(macs, 0)});
-    if (f == OutputFormat::json)
-      print_json(std::cout, {{"array_rows", rows}, {"array_cols", cols}, {"dataflow", *df}, {"layers", arr},
+    if (f == OutputFormat::csv)  // one row per layer; the totals are in the JSON and the table
+      print_csv_records(std::cout, arr, {"layer"});
+    else if (f == OutputFormat::json)
+      print_json_document(std::cout, {{"array_rows", rows}, {"array_cols", cols}, {"dataflow", *df}, {"layers", arr},
                              {"total_cycles", total}, {"total_utilization", util}, {"total_macs", macs}});
     else
       t.print(std::cout, f);

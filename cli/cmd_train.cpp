@@ -7,6 +7,7 @@
 #include "cli/commands.hpp"
 #include "common/error.hpp"
 #include "common/output.hpp"
+#include "common/records.hpp"
 #include "devices/cpu/checkpoint.hpp"
 #include "devices/cpu/trainer.hpp"
 
@@ -105,7 +106,12 @@ void register_train(CLI::App& app) {
                                   : "; continue with --resume (checkpoint in " + o->checkpoint_dir + ")"));
     };
     if (f == OutputFormat::json) {
-      print_json(std::cout, train_json(r));
+      print_json_document(std::cout, train_json(r));
+      report_interrupt();
+      return;
+    }
+    if (f == OutputFormat::csv) {  // one row per finished epoch, the JSON's `epochs`
+      print_csv_records(std::cout, train_json(r)["epochs"], {"epoch"});
       report_interrupt();
       return;
     }

@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "common/records.hpp"
+
 namespace xpusim::cli {
 
 nlohmann::json step_report_json(const StepReport& r) {
@@ -13,7 +15,11 @@ nlohmann::json step_report_json(const StepReport& r) {
 
 void print_step_report(std::ostream& os, const StepReport& r, OutputFormat f) {
   if (f == OutputFormat::json) {
-    print_json(os, step_report_json(r));
+    print_json_document(os, step_report_json(r));
+    return;
+  }
+  if (f == OutputFormat::csv) {  // one row, the JSON's fields (utilization.mxu, per_op_s.Conv2D, ...)
+    print_csv_records(os, nlohmann::json::array({step_report_json(r)}), {"engine", "device", "count", "system", "model"});
     return;
   }
   Table t({"field", "value"});
@@ -29,6 +35,7 @@ void print_step_report(std::ostream& os, const StepReport& r, OutputFormat f) {
   t.add({"global_batch", std::to_string(r.global_batch)});
   t.add({"step_time_s", fmt_sig(r.step_time_s, 5)});
   t.add({"throughput_samples_per_s", fmt_sig(r.throughput_samples_per_s, 5)});
+  if (r.throughput_tokens_per_s > 0) t.add({"throughput_tokens_per_s", fmt_sig(r.throughput_tokens_per_s, 5)});
   t.add({"memory_bytes", std::to_string(r.memory_bytes) + " (" + fmt_bytes(r.memory_bytes) + ")"});
   t.add({"memory_capacity_bytes", std::to_string(r.memory_capacity_bytes)});
   t.add({"fits_in_memory", r.fits_in_memory ? "true" : "false"});

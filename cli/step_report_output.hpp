@@ -1,4 +1,5 @@
-// Printing a StepReport as a table, JSON or CSV, the same way for `predict` and `run`.
+// Printing a StepReport as a table, JSON or CSV, the same way for `predict` and `run`: JSON
+// and CSV carry the same fields (common/records.hpp), the table is for reading.
 #pragma once
 #include <ostream>
 

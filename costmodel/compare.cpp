@@ -52,7 +52,9 @@ nlohmann::json CompareRow::to_json() const {
   j["target_metric"] = target_metric;
   j["target_accuracy"] = target_accuracy > 0 ? nlohmann::json(target_accuracy) : nlohmann::json(nullptr);
   j["convergence_curve"] = curve.empty() ? nlohmann::json(nullptr) : nlohmann::json(curve);
+  j["bottleneck"] = bottleneck.empty() ? nlohmann::json(nullptr) : nlohmann::json(bottleneck);
   j["throughput_samples_per_s"] = opt_json(throughput_samples_per_s);
+  if (throughput_tokens_per_s) j["throughput_tokens_per_s"] = *throughput_tokens_per_s;
   j["price_usd_per_h"] = opt_json(price_usd_per_h);
   j["samples_per_s_per_usd_per_h"] = opt_json(samples_per_s_per_usd_per_h);
   j["epochs_to_target"] = opt_json(epochs_to_target);
@@ -144,7 +146,9 @@ CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress
   struct Tp {
     std::optional<double> value;
     int64_t global_batch = 0;
+    double tokens_per_sample = 0;  // token-wise sequence models
     std::string error;
+    std::string bottleneck;
   };
   std::map<std::string, Tp> cache;
 
@@ -223,6 +227,9 @@ CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress
                          " returned no throughput";
             else
               tp.value = rep.throughput_samples_per_s;
+            tp.bottleneck = resource_name(rep.bottleneck);
+            if (rep.throughput_tokens_per_s > 0 && rep.throughput_samples_per_s > 0)
+              tp.tokens_per_sample = rep.throughput_tokens_per_s / rep.throughput_samples_per_s;
             tp.global_batch = rep.global_batch > 0 ? rep.global_batch : row.global_batch;
             if (!rep.fits_in_memory) tp.error = "does not fit in device memory (" + std::to_string(rep.memory_bytes) + " bytes)";
           } catch (const std::exception& e) {
@@ -238,7 +245,9 @@ CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress
       const Tp& tp = cache[key];
       row.global_batch = tp.global_batch;
       row.throughput_samples_per_s = tp.value;
+      if (tp.value && tp.tokens_per_sample > 0) row.throughput_tokens_per_s = *tp.value * tp.tokens_per_sample;
       row.error = tp.error;
+      row.bottleneck = tp.bottleneck;
 
       price_row(o, &t, row);
       out.rows.push_back(row);

@@ -26,6 +26,9 @@ struct CompareRow {
   double target_accuracy = 0;   // 0 = fixed epochs
   std::string target_metric;
   std::string curve;
+  std::string bottleneck;       // resource that bounded the step (predicted/measured); empty when given
+  // Token-wise sequence models only (see ModelSpec::tokens_per_sample); absent otherwise.
+  std::optional<double> throughput_tokens_per_s;
   std::optional<double> throughput_samples_per_s, price_usd_per_h, samples_per_s_per_usd_per_h, epochs_to_target,
       hours_to_target, billed_hours, cost_to_target_usd, energy_kwh, breakeven_runs;
   std::string error;            // why fields are missing (prediction failed, target not reached, ...)
@@ -84,7 +87,9 @@ void write_compare_rows(std::ostream& os, const CompareResult& r, OutputFormat f
 // UserError "PATH: ..." naming the line (CSV) or row (JSON) when the file is not a row file.
 CompareRowFile read_compare_rows(const std::string& path, OutputFormat f);
 
-// Output: table/markdown/csv (one line per row), JSON (to_json), SVG or HTML chart.
+// Output: JSON (to_json) and CSV (the same fields, one line per row); table/Markdown: the
+// conclusion per target (compare_summary.hpp), then the columns that hold a value.
+// SVG or HTML chart: one bar chart per metric (compare_chart.cpp).
 void print_compare(std::ostream& os, const CompareResult& r, OutputFormat f);
 std::string compare_chart_svg(const CompareResult& r);
 std::string compare_chart_html(const CompareResult& r);

@@ -82,6 +82,7 @@ const std::vector<Column>& columns() {
        [](CompareRow& r, const std::string& v) { r.target_accuracy = v.empty() ? 0 : parse_double(v); }},
       str("convergence_curve", &CompareRow::curve),
       opt("throughput_samples_per_s", &CompareRow::throughput_samples_per_s),
+      opt("throughput_tokens_per_s", &CompareRow::throughput_tokens_per_s),
       opt("price_usd_per_h", &CompareRow::price_usd_per_h),
       opt("samples_per_s_per_usd_per_h", &CompareRow::samples_per_s_per_usd_per_h),
       opt("epochs_to_target", &CompareRow::epochs_to_target),
@@ -90,6 +91,7 @@ const std::vector<Column>& columns() {
       opt("cost_to_target_usd", &CompareRow::cost_to_target_usd),
       opt("energy_kwh", &CompareRow::energy_kwh),
       opt("breakeven_runs", &CompareRow::breakeven_runs),
+      str("bottleneck", &CompareRow::bottleneck),
       str("error", &CompareRow::error),
   };
   return cols;

@@ -52,6 +52,7 @@ nlohmann::json StepReport::to_json() const {
   j["global_batch"] = global_batch;
   j["step_time_s"] = step_time_s;
   j["throughput_samples_per_s"] = throughput_samples_per_s;
+  if (throughput_tokens_per_s > 0) j["throughput_tokens_per_s"] = throughput_tokens_per_s;
   j["memory_bytes"] = memory_bytes;
   j["memory_capacity_bytes"] = memory_capacity_bytes;
   j["fits_in_memory"] = fits_in_memory;

@@ -58,6 +58,9 @@ struct StepReport {
   int64_t global_batch = 0;
   double step_time_s = 0;
   double throughput_samples_per_s = 0;
+  // Token-wise sequence models (ModelSpec::tokens_per_sample > 0): samples/s x tokens per
+  // sample, set by predict(); 0 = not reported (and absent from the outputs).
+  double throughput_tokens_per_s = 0;
   double compile_time_s = 0;             // one-off graph build / compile before the first step (0 = none modelled)
   int64_t memory_bytes = 0;              // per device
   int64_t memory_capacity_bytes = 0;     // per device

@@ -28,6 +28,9 @@ struct FamilyEntry {
   std::string name;
   std::string description;
   FamilyParser parse;
+  // Whether a sample is a sequence whose every token is a unit of work (Transformers):
+  // its models report throughput in tokens as well as in samples (sequences).
+  bool token_throughput = false;
 };
 const std::vector<FamilyEntry>& model_families();
 
@@ -43,6 +46,9 @@ struct ModelSpec {
   std::vector<int64_t> input;     // image: [C, H, W]; sequence: [T]
   int64_t features = 0;           // sequence: 0 = int32 token ids; F = float features [T, F] (one-hot)
   int64_t classes = 0;
+  // Tokens in one sample for families with token_throughput (the sequence length T), else 0:
+  // predict/run/compare then report throughput_tokens_per_s = samples/s x T.
+  int64_t tokens_per_sample = 0;
   std::optional<int64_t> reference_params;  // parameter count of the reference implementation
   std::string reference_source;
   std::string optimizer;          // the reference training recipe's optimizer

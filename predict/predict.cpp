@@ -198,6 +198,8 @@ StepReport run_prepared(const PredictRequest& r, const PreparedRequest& p, const
   if (rep.compile_time_s == 0 && !p.engine->real_backend())
     rep.compile_time_s = fw.compile_base_s + fw.compile_per_op_ms * 1e-3 * static_cast<double>(g.num_ops());
   rep.model = p.spec.name;
+  if (p.spec.tokens_per_sample > 0)
+    rep.throughput_tokens_per_s = rep.throughput_samples_per_s * static_cast<double>(p.spec.tokens_per_sample);
   rep.precision = precision_name(p.options.precision);
   rep.data = data_source_name(r.data);
   return rep;

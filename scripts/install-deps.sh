@@ -10,6 +10,7 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin
   clang libclang-rt-14-dev   # libFuzzer targets (scripts/run-fuzzers.sh)
   pybind11-dev python3-dev
+  python3-pandas python3-pil   # tests: CSV loads in pandas; screenshots checked (chromium optional: tests skip)
 )
 # Optional extras (PyTorch peer for bench/): XPUSIM_INSTALL_BENCH=1 scripts/install-deps.sh
 if [[ "${XPUSIM_INSTALL_BENCH:-0}" == "1" ]]; then

@@ -11,21 +11,20 @@
 
 #include "common/error.hpp"
 #include "common/output.hpp"
+#include "common/records.hpp"
+#include "common/version.hpp"
 #include "costmodel/compare.hpp"
 #include "validation/graph_cache.hpp"
-#include "validation/svg_plot.hpp"
+#include "common/svg_chart.hpp"
 
 namespace xpusim::sweep {
 
 namespace {
 
-// Integers (batches, bytes) print in full; other numbers with 10 significant digits, which
-// is what the summary of a resumed run reads back, so fresh and resumed runs agree.
-std::string fmt_num(double v) {
-  double r = std::round(v);
-  if (r == v && std::fabs(v) < 1e15) return std::to_string(static_cast<long long>(r));
-  return fmt_g(v, 10);
-}
+// Integers (batches, bytes) print in full; other numbers in the shortest text that reads back
+// to the same double (common/records.hpp, as every command's CSV), so the summary, which reads
+// the row file back, sees the computed values and fresh and resumed runs agree.
+std::string fmt_num(double v) { return fmt_roundtrip(v); }
 
 std::string one_line(std::string s) {
   for (char& c : s)
@@ -345,6 +344,8 @@ void print_summary(std::ostream& os, const SweepSpec& s, const std::vector<Point
                    bool json) {
   if (json) {
     nlohmann::ordered_json j;
+    j["schema_version"] = kOutputSchemaVersion;
+    j["xpusim_version"] = xpusim_version();
     j["sweep"] = s.name;
     j["sampling"] = sampling_name(s.sampling);
     j["points"] = sum.points;
@@ -387,7 +388,6 @@ void print_summary(std::ostream& os, const SweepSpec& s, const std::vector<Point
 }
 
 std::string summary_chart_svg(const SweepSpec& s, const std::vector<PointResult>& rows, const Summary& sum) {
-  using validation::SvgSeries;
   const bool two = s.objectives.size() >= 2;
   const Objective& oy = two ? s.objectives[1] : s.objectives[0];
   auto label = [](const std::string& key) {
@@ -441,19 +441,19 @@ std::string summary_chart_svg(const SweepSpec& s, const std::vector<PointResult>
       it = by_value.emplace(l, series.size()).first;
       SvgSeries ser;
       ser.label = l;
-      ser.colour = validation::palette_colour(series.size() + 1);
+      ser.colour = palette_colour(series.size() + 1);
       series.push_back(ser);
     }
     series[it->second].points.push_back(xy(r));
   }
   SvgSeries front;
   front.label = "Pareto front";
-  front.colour = validation::palette_colour(0);
+  front.colour = palette_colour(0);
   front.line = two;
   for (size_t i : sum.front) front.points.push_back(xy(rows[i]));
   series.push_back(front);
 
-  validation::SvgChart c;
+  SvgChart c;
   c.title = s.name + ": " + std::to_string(sum.ok) + " feasible of " + std::to_string(sum.points) + " points";
   c.x_label = two ? label(s.objectives[0].field) : "point";
   c.y_label = label(oy.field);
@@ -472,7 +472,7 @@ std::string summary_chart_svg(const SweepSpec& s, const std::vector<PointResult>
   c.log_y = wide(false);
   c.width = 760;
   c.height = 480;
-  return validation::svg_xy_chart(c, series);
+  return svg_xy_chart(c, series);
 }
 
 }  // namespace xpusim::sweep

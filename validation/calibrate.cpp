@@ -11,6 +11,7 @@
 #include "common/config_paths.hpp"
 #include "common/error.hpp"
 #include "common/output.hpp"
+#include "common/records.hpp"
 #include "common/progress.hpp"
 #include "common/spec_reader.hpp"
 #include "engine/framework_spec.hpp"
@@ -310,8 +311,9 @@ CalibrationOverlay load_calibration_overlay(const std::string& path) {
 nlohmann::json calibration_json(const FitResult& fit, const std::vector<LeaveOneOut>* loo) {
   nlohmann::json j;
   j["device"] = fit.device;
-  nlohmann::json params = nlohmann::json::array();
-  for (const auto& p : fit.params) params.push_back({{"key", p.key}, {"initial", p.initial}, {"fitted", p.fitted}});
+  // Keyed by constant (not a list), so the one CSV row has params.<key>.initial/.fitted columns.
+  nlohmann::json params = nlohmann::json::object();
+  for (const auto& p : fit.params) params[p.key] = {{"initial", p.initial}, {"fitted", p.fitted}};
   j["params"] = params;
   auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
   j["rows_used"] = fit.after.rows_used;
@@ -344,34 +346,14 @@ nlohmann::json calibration_json(const FitResult& fit, const std::vector<LeaveOne
 
 void print_calibration(std::ostream& os, const FitResult& fit, const std::vector<LeaveOneOut>* loo, OutputFormat f) {
   if (f == OutputFormat::json) {
-    print_json(os, calibration_json(fit, loo));
+    print_json_document(os, calibration_json(fit, loo));
+    return;
+  }
+  if (f == OutputFormat::csv) {  // one row: the fit (per-row results and leave-one-out are in the JSON)
+    print_csv_records(os, nlohmann::json::array({calibration_json(fit, loo)}), {"device"});
     return;
   }
   auto opt = [](const std::optional<double>& v, int d) { return v ? fmt_fixed(*v, d) : std::string("n/a"); };
-  if (f == OutputFormat::csv) {
-    // One long table (section, key, value) so that CSV keeps a single schema.
-    Table t({"section", "key", "value"});
-    for (const auto& p : fit.params) {
-      t.add({"initial", p.key, fmt_sig(p.initial, 8)});
-      t.add({"fitted", p.key, fmt_sig(p.fitted, 8)});
-    }
-    t.add({"summary", "rows_used", std::to_string(fit.after.rows_used)});
-    t.add({"summary", "rows_skipped", std::to_string(fit.after.rows_skipped)});
-    t.add({"summary", "rms_log_error_before", fmt_sig(fit.rms_log_error_before, 6)});
-    t.add({"summary", "rms_log_error_after", fmt_sig(fit.rms_log_error_after, 6)});
-    t.add({"summary", "mape_pct_before", opt(fit.before.mape_pct, 3)});
-    t.add({"summary", "mape_pct_after", opt(fit.after.mape_pct, 3)});
-    if (loo) {
-      for (const auto& e : *loo) {
-        t.add({"leave_one_out:" + e.model, "rows_held_out", std::to_string(e.rows_held_out)});
-        t.add({"leave_one_out:" + e.model, "mape_pct_held_out", opt(e.mape_pct_held_out, 3)});
-        t.add({"leave_one_out:" + e.model, "mape_pct_in_fit", opt(e.mape_pct_in_fit, 3)});
-      }
-      t.add({"leave_one_out", "mape_pct", opt(leave_one_out_mape(*loo), 3)});
-    }
-    t.print(os, f);
-    return;
-  }
   Table p({"constant", "initial", "fitted"});
   for (const auto& q : fit.params) p.add({q.key, fmt_sig(q.initial, 6), fmt_sig(q.fitted, 6)});
   os << "Calibration of " << fit.device << " (Nelder-Mead on ln(predicted/reference), " << fit.evaluations

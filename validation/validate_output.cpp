@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 
+#include "common/records.hpp"
 #include "validation/validate.hpp"
 
 namespace xpusim::validation {
@@ -19,14 +20,6 @@ nlohmann::json groups_json(const std::vector<GroupError>& gs) {
 }
 
 std::string num_or_empty(const std::optional<double>& v, int sig = 4) { return v ? fmt_sig(*v, sig) : ""; }
-
-// Full-precision, shortest-form numbers for CSV consumers (%.10g: no padding zeros).
-std::string num_g(const std::optional<double>& v) {
-  if (!v) return "";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.10g", *v);
-  return buf;
-}
 
 }  // namespace
 
@@ -49,14 +42,13 @@ nlohmann::json validation_json(const ValidationResult& r) {
     j["metric"] = w.metric;
     j["unit"] = w.unit;
     j["status"] = x.used ? "used" : "skipped";
-    if (!x.used) j["reason"] = x.reason;
+    // Every row carries every field (null when it does not apply), so CSV has one schema.
+    j["reason"] = x.used ? nlohmann::json(nullptr) : nlohmann::json(x.reason);
     j["engine"] = x.engine;
     j["reference"] = opt_num(w.value);
     j["predicted"] = opt_num(x.predicted);
-    if (x.match)
-      j["match"] = *x.match;
-    else
-      j["error_pct"] = opt_num(x.error_pct);
+    j["match"] = x.match ? nlohmann::json(*x.match) : nlohmann::json(nullptr);
+    j["error_pct"] = opt_num(x.error_pct);
     rows.push_back(j);
   }
   nlohmann::json s;
@@ -80,21 +72,14 @@ nlohmann::json validation_json(const ValidationResult& r) {
 
 void print_validation(std::ostream& os, const ValidationResult& r, OutputFormat f) {
   if (f == OutputFormat::json) {
-    print_json(os, validation_json(r));
+    print_json_document(os, validation_json(r));
     return;
   }
-  if (f == OutputFormat::csv) {
-    Table t({"line", "device", "num_devices", "setup", "framework", "model", "dataset", "batch_per_device", "precision",
-             "data", "metric", "unit", "status", "reason", "engine", "reference", "predicted", "error_pct", "match"});
-    for (const auto& x : r.rows) {
-      const ReferenceRow& w = x.row;
-      t.add({std::to_string(w.line), w.device, w.num_devices ? std::to_string(*w.num_devices) : "", w.setup,
-             w.framework, w.model, w.dataset, w.batch_per_device ? std::to_string(*w.batch_per_device) : "",
-             w.precision, w.data, w.metric, w.unit, x.used ? "used" : "skipped", x.reason, x.engine,
-             num_g(w.value), num_g(x.predicted), num_g(x.error_pct),
-             x.match ? (*x.match ? "true" : "false") : ""});
-    }
-    t.print(os, f);
+  if (f == OutputFormat::csv) {  // one row per reference row, the JSON's `rows`
+    print_csv_records(os, validation_json(r)["rows"], {"line", "source", "device", "num_devices", "setup", "framework",
+                                                       "model", "dataset", "batch_per_device", "precision", "data",
+                                                       "metric", "unit", "status", "reason", "engine", "reference",
+                                                       "predicted", "error_pct", "match"});
     return;
   }
   Table used({"line", "device", "n", "setup", "model", "batch", "precision", "data", "metric", "reference", "predicted",

@@ -47,7 +47,7 @@ void fill_uniform(float* p, int64_t n, double a, std::mt19937_64& rng) {
 }
 
 // Weight initialisation by the layer that reads the weight: He normal for conv and dense
-// (He et al. 2015, std = sqrt(2 / fan_in)), ones/zeros for batch-norm scale/shift, zero
+// (He et al. 2015, std = sqrt(2 / fan_in)), ones/zeros for batch/layer-norm scale/shift, zero
 // biases, Keras defaults for LSTM (Glorot-like 1/sqrt(fan_in), forget-gate bias 1) and
 // embeddings (uniform +-0.05).
 void init_weight(const OpGraph& g, int t, float* p, uint64_t seed) {
@@ -71,6 +71,7 @@ void init_weight(const OpGraph& g, int t, float* p, uint64_t seed) {
       else std::memset(p, 0, static_cast<size_t>(n) * sizeof(float));
       return;
     case OpKind::BatchNorm:
+    case OpKind::LayerNorm:
       for (int64_t i = 0; i < n; ++i) p[i] = slot == 1 ? 1.0f : 0.0f;
       return;
     case OpKind::LSTM:

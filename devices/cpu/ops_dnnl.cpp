@@ -147,12 +147,13 @@ S& state_of(Runner& r, int op, bool& fresh) {
 
 dnnl::algorithm eltwise_alg(ActivationFn f) {
   // The *_use_dst_for_bwd variants let the backward pass read the output, which is what
-  // the graph hands ActivationBackward ({dy, y}).
+  // the graph hands ActivationBackward ({dy, y}); GELU's derivative needs the input, so its
+  // backward reads {dy, x} and runs the src-based algorithm (erf form, as the graph's).
   switch (f) {
     case ActivationFn::relu: return dnnl::algorithm::eltwise_relu_use_dst_for_bwd;
     case ActivationFn::sigmoid: return dnnl::algorithm::eltwise_logistic_use_dst_for_bwd;
     case ActivationFn::tanh: return dnnl::algorithm::eltwise_tanh_use_dst_for_bwd;
-    case ActivationFn::gelu: throw UnavailableError("cpu backend: gelu is not implemented yet");
+    case ActivationFn::gelu: return dnnl::algorithm::eltwise_gelu_erf;
   }
   return dnnl::algorithm::eltwise_relu_use_dst_for_bwd;
 }
@@ -434,24 +435,34 @@ void Runner::on_Conv2DBackwardFilter(const OpGraph& g, int i) {
   exec(*this, s);
 }
 
-// C[m,n] = op(A)[m,k] x op(B)[k,n] (+ bias). A transposed operand is described by its
-// strides, so no copy is made. A second output is the bias gradient: the column sum of B
-// (the graph's weight-gradient matmul reads {X, dY} and writes {dW, db}).
+// C[m,n] = op(A)[m,k] x op(B)[k,n] (+ bias), `batches` times over stacked operands (a
+// batched matmul of activations: a leading batch dimension on every operand). A transposed
+// operand is described by its strides, so no copy is made. A second output is the bias
+// gradient: the column sum of the forward's dC (the graph's weight-gradient matmul reads
+// {X, dC}, or {dC, X} when the forward weight was transposed, and writes {dW, db}).
 void Runner::on_MatMul(const OpGraph& g, int i) {
   bool fresh;
   auto& s = state_of<Prim>(*this, i, fresh);
   const OpNode& op = g.op(i);
   const OpAttrs& a = op.attrs;
-  if (a.batches != 1) throw UnavailableError("cpu backend: batched matmul (" + op.name + ") is not implemented yet");
   bool fwd_bias = op.inputs.size() > 2;
-  float* b = op.phase == Phase::forward || a.trans_b ? weight_operand(i, op.inputs[1]) : ptr(op.inputs[1]);
+  // The bf16-rounded copy where B is a weight (emulated bf16), else B itself.
+  float* b = weight_operand(i, op.inputs[1]);
   if (fresh) {
-    const memory::dims as = a.trans_a ? memory::dims{1, a.m} : memory::dims{a.k, 1};
-    const memory::dims bs = a.trans_b ? memory::dims{1, a.k} : memory::dims{a.n, 1};
-    memory::desc ad(memory::dims{a.m, a.k}, dt::f32, as), bd(memory::dims{a.k, a.n}, dt::f32, bs);
+    memory::dims ad_dims{a.m, a.k}, bd_dims{a.k, a.n}, cd_dims{a.m, a.n};
+    memory::dims as = a.trans_a ? memory::dims{1, a.m} : memory::dims{a.k, 1};
+    memory::dims bs = a.trans_b ? memory::dims{1, a.k} : memory::dims{a.n, 1};
+    if (a.batches != 1) {  // [batches, rows, cols], each matrix contiguous
+      ad_dims.insert(ad_dims.begin(), a.batches);
+      bd_dims.insert(bd_dims.begin(), a.batches);
+      cd_dims.insert(cd_dims.begin(), a.batches);
+      as.insert(as.begin(), a.m * a.k);
+      bs.insert(bs.begin(), a.k * a.n);
+    }
+    memory::desc ad(ad_dims, dt::f32, as), bd(bd_dims, dt::f32, bs);
     // Native bf16: bf16 copies of both operands (same strides), fp32 result and bias.
     memory::desc ac(ad.dims(), compute_dt(*this), as), bc(bd.dims(), compute_dt(*this), bs);
-    memory::desc cd = plain({a.m, a.n});
+    memory::desc cd = plain(cd_dims);
     memory::desc biasd = plain({1, a.n});
     auto d = fwd_bias ? dnnl::matmul::desc(ac, bc, biasd, cd) : dnnl::matmul::desc(ac, bc, cd);
     dnnl::matmul::primitive_desc pd(d, eng);
@@ -462,10 +473,12 @@ void Runner::on_MatMul(const OpGraph& g, int i) {
     s.args[DNNL_ARG_DST] = memory(cd, eng, ptr(op.outputs[0]));
   }
   exec(*this, s);
-  if (op.outputs.size() > 1) {  // db[n] = sum over rows of B
-    const float* bp = ptr(op.inputs[1]);
+  if (op.outputs.size() > 1) {  // db[n] = sum over the rows of dC
+    const bool dc_first = op.forward_op >= 0 && g.op(op.forward_op).attrs.trans_b;
+    const int dc = op.inputs[dc_first ? 0 : 1];
+    const float* bp = ptr(dc);
     float* db = ptr(op.outputs[1]);
-    const int64_t rows = a.k, cols = a.n;
+    const int64_t cols = numel(op.outputs[1]), rows = numel(dc) / cols;
 #pragma omp parallel for schedule(static)
     for (int64_t j = 0; j < cols; ++j) {
       double acc = 0;
@@ -552,7 +565,8 @@ void Runner::on_ActivationBackward(const OpGraph& g, int i) {
         eltwise_fwd_pd(*this, g, op.forward_op));
     s.prim = dnnl::eltwise_backward(pd);
     s.args[DNNL_ARG_DIFF_DST] = memory(d, eng, ptr(op.inputs[0]));
-    s.args[DNNL_ARG_DST] = memory(d, eng, ptr(op.inputs[1]));
+    // in: {dy, y}, or {dy, x} for GELU (training.cpp)
+    s.args[op.attrs.act == ActivationFn::gelu ? DNNL_ARG_SRC : DNNL_ARG_DST] = memory(d, eng, ptr(op.inputs[1]));
     s.args[DNNL_ARG_DIFF_SRC] = memory(d, eng, ptr(op.outputs[0]));
   }
   exec(*this, s);

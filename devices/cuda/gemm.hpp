@@ -24,6 +24,10 @@ struct GemmArgs {
   DType ab_type = DType::fp32;
   DType c_type = DType::fp32;
   float alpha = 1.f, beta = 0.f;
+  // Strided batch (cublasGemmStridedBatchedEx): `batch` products, the i-th reading
+  // a + i stride_a, b + i stride_b and writing c + i stride_c (strides in elements).
+  int64_t batch = 1;
+  int64_t stride_a = 0, stride_b = 0, stride_c = 0;
 };
 
 void gemm(cublasHandle_t h, const GemmArgs& g, GemmMath math);

@@ -259,6 +259,177 @@ __global__ void dropout_backward_kernel(const T* dy, const uint8_t* mask, T* dx,
   XPUSIM_GRID_LOOP(i, n) dx[i] = st<T>(mask[i] ? ld<T>(dy[i]) / keep : 0.f);
 }
 
+
+// Sum of v over the block (blockDim.x == kThreads); every thread gets the total. `red` is
+// kThreads floats of shared memory, free again on return.
+__device__ float block_sum(float v, float* red) {
+  red[threadIdx.x] = v;
+  __syncthreads();
+  for (int k = blockDim.x / 2; k > 0; k >>= 1) {
+    if (threadIdx.x < k) red[threadIdx.x] += red[threadIdx.x + k];
+    __syncthreads();
+  }
+  float total = red[0];
+  __syncthreads();
+  return total;
+}
+
+__device__ float block_max(float v, float* red) {
+  red[threadIdx.x] = v;
+  __syncthreads();
+  for (int k = blockDim.x / 2; k > 0; k >>= 1) {
+    if (threadIdx.x < k) red[threadIdx.x] = fmaxf(red[threadIdx.x], red[threadIdx.x + k]);
+    __syncthreads();
+  }
+  float m = red[0];
+  __syncthreads();
+  return m;
+}
+
+// Two passes over the row (mean, then centred variance): no cancellation for large means.
+template <class T>
+__global__ void layer_norm_forward_kernel(const T* x, const float* gamma, const float* beta, int64_t rows, int64_t d,
+                                          float eps, T* y, float* mean, float* rstd) {
+  __shared__ float red[kThreads];
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T* xr = x + r * d;
+    float s = 0.f;
+    for (int64_t j = threadIdx.x; j < d; j += blockDim.x) s += ld<T>(xr[j]);
+    const float mu = block_sum(s, red) / static_cast<float>(d);
+    float v = 0.f;
+    for (int64_t j = threadIdx.x; j < d; j += blockDim.x) {
+      float c = ld<T>(xr[j]) - mu;
+      v += c * c;
+    }
+    const float rs = rsqrtf(block_sum(v, red) / static_cast<float>(d) + eps);
+    for (int64_t j = threadIdx.x; j < d; j += blockDim.x) y[r * d + j] = st<T>((ld<T>(xr[j]) - mu) * rs * gamma[j] + beta[j]);
+    if (threadIdx.x == 0) {
+      mean[r] = mu;
+      rstd[r] = rs;
+    }
+  }
+}
+
+template <class T>
+__global__ void layer_norm_backward_dx_kernel(const T* dy, const T* x, const float* gamma, const float* mean,
+                                              const float* rstd, int64_t rows, int64_t d, T* dx) {
+  __shared__ float red[kThreads];
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const float mu = mean[r], rs = rstd[r];
+    float sg = 0.f, sgx = 0.f;
+    for (int64_t j = threadIdx.x; j < d; j += blockDim.x) {
+      float g = gamma[j] * ld<T>(dy[r * d + j]);
+      float xh = (ld<T>(x[r * d + j]) - mu) * rs;
+      sg += g;
+      sgx += g * xh;
+    }
+    const float a = block_sum(sg, red) / static_cast<float>(d);
+    const float b = block_sum(sgx, red) / static_cast<float>(d);
+    for (int64_t j = threadIdx.x; j < d; j += blockDim.x) {
+      float g = gamma[j] * ld<T>(dy[r * d + j]);
+      float xh = (ld<T>(x[r * d + j]) - mu) * rs;
+      dx[r * d + j] = st<T>(rs * (g - a - xh * b));
+    }
+  }
+}
+
+// One block per feature column; threads stride over the rows.
+template <class T>
+__global__ void layer_norm_backward_params_kernel(const T* dy, const T* x, const float* mean, const float* rstd,
+                                                  int64_t rows, int64_t d, float* dgamma, float* dbeta) {
+  __shared__ float red[kThreads];
+  for (int64_t j = blockIdx.x; j < d; j += gridDim.x) {
+    float sg = 0.f, sb = 0.f;
+    for (int64_t r = threadIdx.x; r < rows; r += blockDim.x) {
+      float g = ld<T>(dy[r * d + j]);
+      sb += g;
+      sg += g * (ld<T>(x[r * d + j]) - mean[r]) * rstd[r];
+    }
+    const float tg = block_sum(sg, red), tb = block_sum(sb, red);
+    if (threadIdx.x == 0) {
+      dgamma[j] = tg;
+      dbeta[j] = tb;
+    }
+  }
+}
+
+template <class TX, class TY>
+__global__ void softmax_forward_kernel(const TX* x, TY* y, int64_t rows, int64_t cols, int64_t tq, bool causal,
+                                       float alpha) {
+  __shared__ float red[kThreads];
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    // Keys beyond the query's position are masked (the row's first `last + 1` entries live).
+    const int64_t last = causal ? (r % tq) : cols - 1;
+    const TX* xr = x + r * cols;
+    TY* yr = y + r * cols;
+    float m = -INFINITY;
+    for (int64_t j = threadIdx.x; j <= last; j += blockDim.x) m = fmaxf(m, alpha * ld<TX>(xr[j]));
+    m = block_max(m, red);
+    float s = 0.f;
+    for (int64_t j = threadIdx.x; j <= last; j += blockDim.x) s += __expf(alpha * ld<TX>(xr[j]) - m);
+    s = block_sum(s, red);
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
+      yr[j] = st<TY>(j <= last ? __expf(alpha * ld<TX>(xr[j]) - m) / s : 0.f);
+  }
+}
+
+template <class TD, class T>
+__global__ void softmax_backward_kernel(const TD* dy, const T* y, T* dx, int64_t rows, int64_t cols, float alpha) {
+  __shared__ float red[kThreads];
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    float s = 0.f;
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) s += ld<TD>(dy[r * cols + j]) * ld<T>(y[r * cols + j]);
+    s = block_sum(s, red);
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+      float p = ld<T>(y[r * cols + j]);
+      dx[r * cols + j] = st<T>(alpha * p * (ld<TD>(dy[r * cols + j]) - s));
+    }
+  }
+}
+
+template <class T>
+__global__ void gelu_forward_kernel(const T* x, T* y, int64_t n) {
+  XPUSIM_GRID_LOOP(i, n) {
+    float v = ld<T>(x[i]);
+    y[i] = st<T>(0.5f * v * (1.f + erff(v * 0.70710678118654752f)));
+  }
+}
+
+template <class T>
+__global__ void gelu_backward_kernel(const T* dy, const T* x, T* dx, int64_t n) {
+  XPUSIM_GRID_LOOP(i, n) {
+    float v = ld<T>(x[i]);
+    float cdf = 0.5f * (1.f + erff(v * 0.70710678118654752f));
+    float pdf = 0.39894228040143268f * __expf(-0.5f * v * v);
+    dx[i] = st<T>(ld<T>(dy[i]) * (cdf + v * pdf));
+  }
+}
+
+constexpr int kMaxRank = 8;
+struct TransposeDims {
+  int rank;
+  int64_t out_dim[kMaxRank];     // output shape
+  int64_t in_stride[kMaxRank];   // input stride of the input axis that output axis i reads
+};
+
+template <class T>
+__global__ void transpose_kernel(const T* x, T* y, int64_t n, TransposeDims td) {
+  XPUSIM_GRID_LOOP(i, n) {
+    int64_t rem = i, src = 0;
+    for (int a = td.rank - 1; a >= 0; --a) {
+      int64_t c = rem % td.out_dim[a];
+      rem /= td.out_dim[a];
+      src += c * td.in_stride[a];
+    }
+    y[i] = x[src];
+  }
+}
+
+template <class T>
+__global__ void scale_kernel(const T* x, T* y, int64_t n, float alpha) {
+  XPUSIM_GRID_LOOP(i, n) y[i] = st<T>(alpha * ld<T>(x[i]));
+}
+
 __global__ void unscale_check_kernel(float* g, int64_t n, float inv_scale, int* found_inf) {
   XPUSIM_GRID_LOOP(i, n) {
     float v = g[i] * inv_scale;
@@ -375,6 +546,82 @@ void k_dropout_backward(const void* dy, const uint8_t* mask, void* dx, int64_t n
   XPUSIM_DISPATCH(t, "dropout_backward",
     dropout_backward_kernel<T><<<blocks_for(n), kThreads, 0, s>>>(static_cast<const T*>(dy), mask, static_cast<T*>(dx),
                                                                   n, keep););
+}
+
+namespace {
+// One block per row, at most 64k blocks (each loops over further rows).
+unsigned row_blocks(int64_t rows) { return static_cast<unsigned>(rows < 1 ? 1 : (rows > 65535 ? 65535 : rows)); }
+}  // namespace
+
+void k_layer_norm_forward(const void* x, DType t, const float* gamma, const float* beta, int64_t rows, int64_t d,
+                          float eps, void* y, float* mean, float* rstd, cudaStream_t s) {
+  XPUSIM_DISPATCH(t, "layer_norm",
+    layer_norm_forward_kernel<T><<<row_blocks(rows), kThreads, 0, s>>>(static_cast<const T*>(x), gamma, beta, rows, d,
+                                                                       eps, static_cast<T*>(y), mean, rstd););
+}
+
+void k_layer_norm_backward(const void* dy, const void* x, DType t, const float* gamma, const float* mean,
+                           const float* rstd, int64_t rows, int64_t d, void* dx, float* dgamma, float* dbeta,
+                           cudaStream_t s) {
+  XPUSIM_DISPATCH(t, "layer_norm_backward",
+    layer_norm_backward_dx_kernel<T><<<row_blocks(rows), kThreads, 0, s>>>(
+        static_cast<const T*>(dy), static_cast<const T*>(x), gamma, mean, rstd, rows, d, static_cast<T*>(dx));
+    layer_norm_backward_params_kernel<T><<<row_blocks(d), kThreads, 0, s>>>(
+        static_cast<const T*>(dy), static_cast<const T*>(x), mean, rstd, rows, d, dgamma, dbeta););
+}
+
+void k_softmax_forward(const void* x, DType xt, void* y, DType yt, int64_t rows, int64_t cols, int64_t tq,
+                       bool causal, float alpha, cudaStream_t s) {
+  if (causal && tq < 1) throw InternalError("softmax: a causal mask needs the query count");
+  XPUSIM_DISPATCH_AS(xt, "softmax", TX, XPUSIM_DISPATCH_AS(yt, "softmax", TY,
+    softmax_forward_kernel<TX, TY><<<row_blocks(rows), kThreads, 0, s>>>(static_cast<const TX*>(x),
+                                                                          static_cast<TY*>(y), rows, cols,
+                                                                          causal ? tq : 1, causal, alpha);));
+  check_launch("softmax");
+}
+
+void k_softmax_backward(const void* dy, DType dyt, const void* y, void* dx, DType t, int64_t rows, int64_t cols,
+                        float alpha, cudaStream_t s) {
+  XPUSIM_DISPATCH_AS(dyt, "softmax_backward", TD, XPUSIM_DISPATCH_AS(t, "softmax_backward", T,
+    softmax_backward_kernel<TD, T><<<row_blocks(rows), kThreads, 0, s>>>(static_cast<const TD*>(dy),
+                                                                          static_cast<const T*>(y),
+                                                                          static_cast<T*>(dx), rows, cols, alpha);));
+  check_launch("softmax_backward");
+}
+
+void k_gelu_forward(const void* x, void* y, int64_t n, DType t, cudaStream_t s) {
+  XPUSIM_DISPATCH(t, "gelu",
+    gelu_forward_kernel<T><<<blocks_for(n), kThreads, 0, s>>>(static_cast<const T*>(x), static_cast<T*>(y), n););
+}
+
+void k_gelu_backward(const void* dy, const void* x, void* dx, int64_t n, DType t, cudaStream_t s) {
+  XPUSIM_DISPATCH(t, "gelu_backward",
+    gelu_backward_kernel<T><<<blocks_for(n), kThreads, 0, s>>>(static_cast<const T*>(dy), static_cast<const T*>(x),
+                                                               static_cast<T*>(dx), n););
+}
+
+void k_transpose(const void* x, void* y, DType t, const int64_t* in_shape, const int* perm, int rank, cudaStream_t s) {
+  if (rank < 1 || rank > kMaxRank) throw InternalError("transpose: rank must be 1.." + std::to_string(kMaxRank));
+  int64_t in_stride[kMaxRank];
+  int64_t n = 1;
+  for (int a = rank - 1; a >= 0; --a) {
+    in_stride[a] = n;
+    n *= in_shape[a];
+  }
+  TransposeDims td{};
+  td.rank = rank;
+  for (int a = 0; a < rank; ++a) {
+    if (perm[a] < 0 || perm[a] >= rank) throw InternalError("transpose: bad permutation");
+    td.out_dim[a] = in_shape[perm[a]];
+    td.in_stride[a] = in_stride[perm[a]];
+  }
+  XPUSIM_DISPATCH(t, "transpose",
+    transpose_kernel<T><<<blocks_for(n), kThreads, 0, s>>>(static_cast<const T*>(x), static_cast<T*>(y), n, td););
+}
+
+void k_scale(const void* x, void* y, int64_t n, float alpha, DType t, cudaStream_t s) {
+  XPUSIM_DISPATCH(t, "scale",
+    scale_kernel<T><<<blocks_for(n), kThreads, 0, s>>>(static_cast<const T*>(x), static_cast<T*>(y), n, alpha););
 }
 
 void k_unscale_check(float* g, int64_t n, float inv_scale, int* found_inf, cudaStream_t s) {

@@ -57,6 +57,33 @@ void k_dropout_forward(const void* x, void* y, uint8_t* mask, int64_t n, double 
 void k_dropout_backward(const void* dy, const uint8_t* mask, void* dx, int64_t n, double rate, DType t,
                         cudaStream_t s);
 
+// Transformer kernels (replica_transformer.cpp). Rows are the leading dimensions flattened;
+// every reduction is per row in fp32, one block per row.
+// Layer norm over the last axis (d): y = (x - mean) rstd gamma + beta; saves mean and rstd
+// (fp32, one per row). gamma and beta are the fp32 master weights.
+void k_layer_norm_forward(const void* x, DType t, const float* gamma, const float* beta, int64_t rows, int64_t d,
+                          float eps, void* y, float* mean, float* rstd, cudaStream_t s);
+// dx = rstd (g - mean(g) - xhat mean(g xhat)) with g = gamma dy; dgamma = sum_rows dy xhat,
+// dbeta = sum_rows dy (fp32, overwritten).
+void k_layer_norm_backward(const void* dy, const void* x, DType t, const float* gamma, const float* mean,
+                           const float* rstd, int64_t rows, int64_t d, void* dx, float* dgamma, float* dbeta,
+                           cudaStream_t s);
+// y = softmax(alpha x) over rows of `cols`; with `causal`, row r is query r % tq of a [tq, cols]
+// matrix and keys j > query get probability 0. x and y may differ in type (fp32 scores in,
+// fp16 probabilities out).
+void k_softmax_forward(const void* x, DType xt, void* y, DType yt, int64_t rows, int64_t cols, int64_t tq,
+                       bool causal, float alpha, cudaStream_t s);
+// dx = alpha y (dy - sum_row(dy y)); y and dx share a type, dy may be fp32.
+void k_softmax_backward(const void* dy, DType dyt, const void* y, void* dx, DType t, int64_t rows, int64_t cols,
+                        float alpha, cudaStream_t s);
+// Exact GELU x Phi(x) (erf form) and its derivative Phi(x) + x phi(x) from the saved input.
+void k_gelu_forward(const void* x, void* y, int64_t n, DType t, cudaStream_t s);
+void k_gelu_backward(const void* dy, const void* x, void* dx, int64_t n, DType t, cudaStream_t s);
+// y = x permuted: output axis i is input axis perm[i] (rank <= 8).
+void k_transpose(const void* x, void* y, DType t, const int64_t* in_shape, const int* perm, int rank, cudaStream_t s);
+// y = alpha x.
+void k_scale(const void* x, void* y, int64_t n, float alpha, DType t, cudaStream_t s);
+
 // g *= inv_scale; sets *found_inf = 1 if any element is inf or NaN.
 void k_unscale_check(float* g, int64_t n, float inv_scale, int* found_inf, cudaStream_t s);
 // Updates are skipped on the device when *found_inf != 0 (an overflowed fp16 step).

@@ -178,7 +178,8 @@ void Replica::init_persistent() {
         float a = static_cast<float>(std::sqrt(6.0 / std::max(1.0, fan_in)));
         std::uniform_real_distribution<float> u(-a, a);
         for (auto& x : v) x = u(wrng);
-      } else if (use != used_as.end() && use->second.first == OpKind::BatchNorm && use->second.second == 1) {
+      } else if (use != used_as.end() && (use->second.first == OpKind::BatchNorm || use->second.first == OpKind::LayerNorm) &&
+                 use->second.second == 1) {  // normalisation scale (gamma) starts at 1
         std::fill(v.begin(), v.end(), 1.f);
       }
     } else if (T.role == TensorRole::input || T.role == TensorRole::label) {

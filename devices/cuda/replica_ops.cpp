@@ -53,7 +53,7 @@ cudnnActivationMode_t act_mode(ActivationFn f) {
     case ActivationFn::relu: return CUDNN_ACTIVATION_RELU;
     case ActivationFn::sigmoid: return CUDNN_ACTIVATION_SIGMOID;
     case ActivationFn::tanh: return CUDNN_ACTIVATION_TANH;
-    case ActivationFn::gelu: throw UnavailableError("cuda backend: gelu is not implemented yet");
+    case ActivationFn::gelu: break;  // our own kernel (k_gelu_*): cuDNN has no exact-erf GELU
   }
   return CUDNN_ACTIVATION_RELU;
 }
@@ -139,7 +139,6 @@ void Replica::on_Conv2DBackwardFilter(const OpGraph& g, int op) {
 void Replica::on_MatMul(const OpGraph& g, int op) {
   const OpNode& n = g.op(op);
   const OpAttrs& a = n.attrs;
-  if (a.batches != 1) throw UnavailableError("cuda backend: batched matmul (" + n.name + ") is not implemented yet");
   DType ct = n.compute_dtype;
   auto operand = [&](int t) -> const void* {
     if (g.tensor(t).role == TensorRole::weight) return weight_as(t, ct);
@@ -158,12 +157,21 @@ void Replica::on_MatMul(const OpGraph& g, int op) {
   ga.ldc = a.n;
   ga.ab_type = ct;
   ga.c_type = dtype(n.outputs[0]);
+  // A batched matmul of activations (attention written out): contiguous [batches, ., .] operands.
+  ga.batch = a.batches;
+  ga.stride_a = a.m * a.k;
+  ga.stride_b = a.k * a.n;
+  ga.stride_c = a.m * a.n;
   gemm(cublas_, ga, math_);
   if (!a.trans_a && n.inputs.size() > 2)  // forward with bias
-    k_add_bias(ga.c, ga.c_type, static_cast<const float*>(P(n.inputs[2])), a.m, a.n, 1, stream_);
-  if (a.trans_a && n.outputs.size() > 1)  // weight gradient: the bias gradient is dY's column sum
-    k_reduce_channels(P(n.inputs[1]), dtype(n.inputs[1]), static_cast<float*>(P(n.outputs[1])), a.k, a.n, 1,
-                      stream_);
+    k_add_bias(ga.c, ga.c_type, static_cast<const float*>(P(n.inputs[2])), a.m * a.batches, a.n, 1, stream_);
+  if (a.trans_a && n.outputs.size() > 1) {
+    // Weight gradient: the bias gradient is dY's column sum. dY is input 1 for dW = X^T dY and
+    // input 0 for a transposed weight (dW = dY^T X); its shape is the forward output's.
+    const OpAttrs& f = n.forward_op >= 0 ? g.op(n.forward_op).attrs : a;
+    const int dy = f.trans_b ? n.inputs[0] : n.inputs[1];
+    k_reduce_channels(P(dy), dtype(dy), static_cast<float*>(P(n.outputs[1])), f.m, f.n, 1, stream_);
+  }
 }
 
 void Replica::on_BatchNorm(const OpGraph& g, int op) {
@@ -193,6 +201,10 @@ void Replica::on_BatchNormBackward(const OpGraph& g, int op) {
 
 void Replica::on_Activation(const OpGraph& g, int op) {
   const OpNode& n = g.op(op);
+  if (n.attrs.act == ActivationFn::gelu) {
+    k_gelu_forward(P(n.inputs[0]), P(n.outputs[0]), numel(n.inputs[0]), dtype(n.inputs[0]), stream_);
+    return;
+  }
   NCHW s = flat(shape(n.inputs[0]));
   TensorDescriptor d(s.n, s.c, s.h, s.w, dtype(n.inputs[0]));
   ActivationDesc ad(n.attrs.act);
@@ -201,7 +213,11 @@ void Replica::on_Activation(const OpGraph& g, int op) {
 }
 
 void Replica::on_ActivationBackward(const OpGraph& g, int op) {
-  const OpNode& n = g.op(op);  // in: dy, y
+  const OpNode& n = g.op(op);  // in: dy, y (gelu: dy, x)
+  if (n.attrs.act == ActivationFn::gelu) {
+    k_gelu_backward(P(n.inputs[0]), P(n.inputs[1]), P(n.outputs[0]), numel(n.inputs[0]), dtype(n.inputs[0]), stream_);
+    return;
+  }
   NCHW s = flat(shape(n.inputs[0]));
   TensorDescriptor d(s.n, s.c, s.h, s.w, dtype(n.inputs[0]));
   ActivationDesc ad(n.attrs.act);

@@ -14,7 +14,7 @@ const std::vector<FamilyEntry>& model_families() {
       {"word2vec", "word2vec skip-gram with sampled (NCE) loss", zoo::parse_word2vec},
       {"gnmt", "GNMT: LSTM encoder-decoder with attention (Wu et al. 2016; MLPerf)", zoo::parse_gnmt},
       {"transformer", "Transformer encoder/decoder: BERT (post-LN) and GPT-2 (pre-LN, causal) styles",
-       zoo::parse_transformer},
+       zoo::parse_transformer, /*token_throughput=*/true},
   };
   return families;
 }

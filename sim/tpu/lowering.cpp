@@ -25,6 +25,10 @@ struct OpNeeds {
   bool chunk_contraction = false;  // split over L (weight gradients) instead of P
   int hbm_passes = 1;        // reads of the inputs (2 for batch norm: statistics, then apply)
   double anchor_vector_flops = 0;  // MXU ops: FLOPs of the op itself that run on the vector unit
+  // The repeats are independent products with operands of their own (a batched matmul, one
+  // GEMM per batch element and head of attention): VMEM chunks split the repeats, each chunk
+  // running whole GEMMs, instead of splitting every GEMM's rows (see chunking below).
+  bool independent_repeats = false;
 };
 
 class Classifier final : public OpVisitor<OpNeeds> {
@@ -41,6 +45,7 @@ class Classifier final : public OpVisitor<OpNeeds> {
     OpNeeds n = of(Role::mxu);
     n.gemm = {a.m, a.k, a.n};
     n.gemm_repeats = a.batches;
+    n.independent_repeats = a.batches > 1;
     return n;
   }
   OpNeeds on_LayerNorm(const OpGraph&, int) override { OpNeeds n = of(Role::vector); n.hbm_passes = 2; return n; }
@@ -115,6 +120,7 @@ class Classifier final : public OpVisitor<OpNeeds> {
     OpNeeds n = of(Role::mxu);
     n.gemm = {qs[1], qs[2] / heads, ks[1]};
     n.gemm_repeats = gemms * qs[0] * heads;
+    n.independent_repeats = true;
     n.anchor_vector_flops = per_score * static_cast<double>(qs[0] * heads * qs[1] * ks[1]);
     (void)op;
     return n;
@@ -150,9 +156,52 @@ double layout_padding(const TensorDesc& d, bool is_weight, int sublanes, int lan
   return pad(lane_dim, lanes) * pad(sub_dim, sublanes);
 }
 
-double layout_padding(const Tensor& t, int sublanes, int lanes) {
-  bool w = t.role == TensorRole::weight || t.role == TensorRole::weight_grad || t.role == TensorRole::optimizer_state;
-  return layout_padding(t.desc, w, sublanes, lanes);
+// Row-major tiling: the last dimension on lanes, the one before it on sublanes.
+double minor_tiling_padding(const Shape& s, int sublanes, int lanes) {
+  auto pad = [](int64_t x, int64_t to) { return static_cast<double>(ceil_div(x, to) * to) / static_cast<double>(x); };
+  const int64_t lane_dim = s.back(), sub_dim = s[s.size() - 2];
+  if (lane_dim <= 0 || sub_dim <= 0) return 1.0;
+  return pad(lane_dim, lanes) * pad(sub_dim, sublanes);
+}
+
+// Ops of the Transformer family: their tensors are sequences [N, T, D] and attention scores
+// [N, H, Tq, Tk] (or heads [N, H, T, dh]) in row-major layout, not NCHW images.
+bool sequence_kind(const OpNode& op) {
+  switch (op.kind) {
+    case OpKind::Attention:
+    case OpKind::AttentionBackward:
+    case OpKind::LayerNorm:
+    case OpKind::LayerNormBackward:
+    case OpKind::Softmax:
+    case OpKind::SoftmaxBackward:
+    case OpKind::Transpose:
+    case OpKind::Scale:
+      return true;
+    case OpKind::MatMul:
+      return op.attrs.batches > 1;
+    default:
+      return false;
+  }
+}
+
+// Whether tensor t (rank >= 3) is produced or read by a Transformer-family op. XLA keeps the
+// logical minor dimension of such arrays minor: attention scores [N, H, Tq, Tk] tile Tk on
+// lanes and Tq on sublanes. The NCHW rule above (channels on lanes) is the convolution layout
+// and would put H = 12 heads on 128 lanes, a false 10.7x padding of every score.
+bool sequence_layout(const OpGraph& g, int t) {
+  const Tensor& tt = g.tensor(t);
+  if (tt.desc.shape.size() < 3 || tt.role == TensorRole::weight) return false;
+  if (tt.producer >= 0 && sequence_kind(g.op(tt.producer))) return true;
+  for (int c : g.consumers(t))
+    if (sequence_kind(g.op(c))) return true;
+  return false;
+}
+
+double layout_padding(const OpGraph& g, int t, int sublanes, int lanes) {
+  const Tensor& tt = g.tensor(t);
+  if (sequence_layout(g, t)) return minor_tiling_padding(tt.desc.shape, sublanes, lanes);
+  bool w = tt.role == TensorRole::weight || tt.role == TensorRole::weight_grad || tt.role == TensorRole::optimizer_state;
+  return layout_padding(tt.desc, w, sublanes, lanes);
 }
 
 // Bytes of tensor t as read by op (weights in the op's compute type, as models/work.cpp
@@ -160,7 +209,7 @@ double layout_padding(const Tensor& t, int sublanes, int lanes) {
 double read_bytes(const OpGraph& g, const OpNode& op, int t, const TpuSpec& s) {
   const Tensor& tt = g.tensor(t);
   if (tt.is_view) return 0;
-  double pad = layout_padding(tt, s.vector_sublanes, s.vector_lanes);
+  double pad = layout_padding(g, t, s.vector_sublanes, s.vector_lanes);
   if (tt.role == TensorRole::weight && op.phase != Phase::update)
     return static_cast<double>(tt.desc.numel() * dtype_bytes(op.compute_dtype)) * pad;
   return static_cast<double>(tt.desc.bytes()) * pad;
@@ -168,7 +217,7 @@ double read_bytes(const OpGraph& g, const OpNode& op, int t, const TpuSpec& s) {
 
 double padded_bytes(const OpGraph& g, int t, const TpuSpec& s) {
   const Tensor& tt = g.tensor(t);
-  return static_cast<double>(tt.desc.bytes()) * layout_padding(tt, s.vector_sublanes, s.vector_lanes);
+  return static_cast<double>(tt.desc.bytes()) * layout_padding(g, t, s.vector_sublanes, s.vector_lanes);
 }
 
 // Vector work of an op runs on padded vregs too: scale by its largest tensor's padding.
@@ -178,7 +227,7 @@ double op_padding(const OpGraph& g, const OpNode& op, const TpuSpec& s) {
     if (biggest < 0 || g.tensor(t).desc.numel() > g.tensor(biggest).desc.numel()) biggest = t;
   for (int t : op.inputs)
     if (biggest < 0 || g.tensor(t).desc.numel() > g.tensor(biggest).desc.numel()) biggest = t;
-  return biggest < 0 ? 1.0 : layout_padding(g.tensor(biggest), s.vector_sublanes, s.vector_lanes);
+  return biggest < 0 ? 1.0 : layout_padding(g, biggest, s.vector_sublanes, s.vector_lanes);
 }
 
 // A view's storage is its source's: follow reshapes back to the tensor that owns the bytes.
@@ -335,10 +384,23 @@ Program lower_step(const OpGraph& g, const TpuSpec& s, const LoweringOptions& o)
     // 2. Chunking to VMEM: activations (and weights that do not stay resident) are split into
     // chunks of at most half the vector memory, so chunk i+1 loads while chunk i computes.
     bool weights_resident = weight_bytes <= vmem_half / 2;
+    // Only an MXU op reuses a weight across its chunks (every chunk of rows meets the whole
+    // weight). Element-wise and vector ops read each weight element once, like an
+    // activation: an optimizer update streams w, m and v in the same slices as g. Counting
+    // them as re-loaded per chunk made the Adam update of GPT-2's 38.6M-entry token table
+    // read it ~30 times over.
+    const bool weights_reused = gr.role == Role::mxu;
+    if (!weights_reused && !weights_resident) {
+      act_read += weight_bytes;
+      weight_bytes = 0;
+      weights_resident = true;
+    }
     double stream_bytes = act_read + write_bytes + (weights_resident ? 0 : weight_bytes);
     int64_t chunks = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(stream_bytes / vmem_half)));
     if (gr.role == Role::mxu) {
-      int64_t dim = gr.needs.chunk_contraction ? gr.needs.gemm.l : gr.needs.gemm.p;
+      int64_t dim = gr.needs.independent_repeats ? gr.needs.gemm_repeats
+                    : gr.needs.chunk_contraction ? gr.needs.gemm.l
+                                                 : gr.needs.gemm.p;
       chunks = std::min(chunks, std::max<int64_t>(1, dim));
     }
     fo.chunks = static_cast<int>(chunks);
@@ -346,8 +408,16 @@ Program lower_step(const OpGraph& g, const TpuSpec& s, const LoweringOptions& o)
     double mxu_s_per_chunk = 0, acc_ops = 0;
     if (gr.role == Role::mxu) {
       GemmShape c = gr.needs.gemm;
-      if (gr.needs.chunk_contraction) c.l = ceil_div(c.l, chunks); else c.p = ceil_div(c.p, chunks);
-      int64_t cycles = best_gemm_cycles(c, s.mxu_rows, s.mxu_cols, s.mxu_count) * gr.needs.gemm_repeats;
+      int64_t cycles = 0;
+      if (gr.needs.independent_repeats) {
+        // A chunk holds whole products: splitting each [Tq, dh] x [dh, Tk] GEMM's rows over
+        // the chunks instead would reload its stationary operand once per chunk and per
+        // repeat, which no compiler does (XLA tiles a batched dot over its batch dimensions).
+        cycles = best_gemm_cycles(c, s.mxu_rows, s.mxu_cols, s.mxu_count) * ceil_div(gr.needs.gemm_repeats, chunks);
+      } else {
+        if (gr.needs.chunk_contraction) c.l = ceil_div(c.l, chunks); else c.p = ceil_div(c.p, chunks);
+        cycles = best_gemm_cycles(c, s.mxu_rows, s.mxu_cols, s.mxu_count) * gr.needs.gemm_repeats;
+      }
       mxu_s_per_chunk = static_cast<double>(cycles) * cyc;
       // Partial sums of each further K tile are added on the vector unit (one op per output).
       double k_tiles = static_cast<double>(ceil_div(gr.needs.gemm.l, s.mxu_rows));

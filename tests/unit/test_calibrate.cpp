@@ -3,6 +3,8 @@
 // the `calibrate:` contract errors.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -136,14 +138,17 @@ TEST_CASE("calibrate: overlay YAML round-trips into validation", "[validation][c
   // JSON carries the fitted values and before/after errors under stable names.
   auto j = calibration_json(fit, nullptr);
   CHECK(j["device"] == "fake_gpu");
-  CHECK(j["params"][0]["key"] == "compute_efficiency");
-  CHECK(j["params"][0]["fitted"].get<double>() == Approx(0.37).epsilon(1e-3));
+  CHECK(j["params"]["compute_efficiency"]["fitted"].get<double>() == Approx(0.37).epsilon(1e-3));
   CHECK(j["rows_used"] == 8);
   CHECK(j["mape_pct_after"].get<double>() < 0.1);
   CHECK_FALSE(j.contains("leave_one_out"));
   std::ostringstream csv;
   print_calibration(csv, fit, nullptr, OutputFormat::csv);
-  CHECK(csv.str().rfind("section,key,value\n", 0) == 0);
+  // One CSV row, the fit: the JSON's scalar fields, params.<constant>.initial/.fitted.
+  std::string text = csv.str();
+  CHECK(text.rfind("device,", 0) == 0);
+  CHECK(text.find("params.compute_efficiency.fitted") != std::string::npos);
+  CHECK(std::count(text.begin(), text.end(), '\n') == 2);
   std::ofstream(path) << "device: fake_gpu\nfitted:\n  compute_efficiency: -1\n";
   CHECK_THROWS_WITH(load_calibration_overlay(path.string()), Catch::Contains("overlay.yaml:3: fitted.compute_efficiency: must be > 0"));
 }

@@ -260,4 +260,21 @@ TEST_CASE("compare: stopped after a row and resumed from its row file, rows iden
   const std::string bad = "/tmp/xpusim_test_compare_rows_bad.csv";
   std::ofstream(bad) << "option,target\n";
   CHECK_THROWS_WITH(read_compare_rows(bad, OutputFormat::csv), Catch::Contains(bad + ":1: not a compare row file"));
+TEST_CASE("compare: tokens/s appears only on rows whose report has it", "[costmodel][study]") {
+  Study s = load_study(data("sweep_study.yaml"));
+  ThroughputFn fake = [&](const PredictRequest& r) {
+    StepReport rep;
+    rep.global_batch = r.batch_per_device * r.placement.count;
+    rep.throughput_samples_per_s = 100.0 * double(r.batch_per_device);
+    // A token-wise model of 128 tokens per sample at batch 128, none at the others.
+    if (r.batch_per_device == 128) rep.throughput_tokens_per_s = rep.throughput_samples_per_s * 128;
+    return rep;
+  };
+  CompareResult r = run_study(s, fake);
+  REQUIRE(r.rows.size() == 5);
+  REQUIRE(r.rows[1].throughput_tokens_per_s.has_value());
+  CHECK(*r.rows[1].throughput_tokens_per_s == Approx(12800.0 * 128));
+  CHECK(r.rows[1].to_json()["throughput_tokens_per_s"].get<double>() == Approx(12800.0 * 128));
+  CHECK_FALSE(r.rows[0].throughput_tokens_per_s.has_value());  // a given throughput
+  CHECK_FALSE(r.rows[0].to_json().contains("throughput_tokens_per_s"));
 }

@@ -192,7 +192,7 @@ TEST_CASE("sweep: rows read back as written (CSV and JSONL)", "[sweep]") {
     CHECK(b.request == r.request);
     CHECK(b.status == "infeasible");
     CHECK(b.values.at("memory_bytes") == 17179869184.0);
-    CHECK(b.values.at("step_time_s") == 0.123456789);
+    CHECK(b.values.at("step_time_s") == 0.123456789012);  // full precision, as every CSV
     CHECK(b.values.count("throughput_samples_per_s") == 0);
     CHECK(b.fits_in_memory == std::optional<bool>(false));
     CHECK(b.note == "a, \"quoted\" note");

@@ -65,7 +65,44 @@ void seq_net(ModelBuilder& b) {
   b.softmax_cross_entropy(b.dense(cat, 1, true, "out"), labels, "loss");
 }
 
+// LayerNorm, Attention causal and non-causal (2 heads), GELU, Softmax, Scale, Transpose
+// (last-axis swap and a leading-axis swap), batched MatMul with every transpose-flag pair,
+// a head tied to the embedding table with a bias (dense_with, transposed weight: its bias
+// gradient comes from the weight-gradient matmul's first operand), per-timestep labels.
+void transformer_net(ModelBuilder& b) {
+  const int64_t t = 4;
+  int ids = b.sequence_input("ids", t);
+  int labels = b.labels(t);
+  int e = b.embedding(ids, 7, 8, "emb");
+  const int table = b.graph().op(b.graph().num_ops() - 1).inputs[1];
+  int x = b.layer_norm(e, "ln1", 1e-5);
+  // No bias on k: softmax is invariant to a per-row constant, so its gradient is exactly 0.
+  int q = b.dense(x, 8, true, "q"), k = b.dense(x, 8, false, "k"), v = b.dense(x, 8, true, "v");
+  int a = b.attention(q, k, v, 2, true, "attn_causal");
+  int a2 = b.attention(b.dense(a, 8, false, "q2"), k, v, 2, false, "attn_full");
+  // Attention written out: softmax(alpha A B^T) C, then products with transposed operands.
+  int s = b.batch_matmul(a2, x, false, true, "scores");                // [N,T,T]
+  int p = b.softmax(b.scale(s, 0.5, "scaled"), "softmax");
+  int c = b.batch_matmul(p, v, false, false, "ctx");                     // [N,T,8]
+  int ct = b.batch_matmul(p, c, true, false, "ctx_t");                   // P^T C: [N,T,8]
+  int cc = b.batch_matmul(ct, p, true, true, "both_t");                  // (P^T C)^T P^T: [N,8,T]
+  int back = b.transpose(cc, {0, 2, 1}, "swap_last");                    // [N,T,8]
+  int lead = b.transpose(b.transpose(back, {1, 0, 2}, "swap_lead"), {1, 0, 2}, "unswap_lead");
+  int h = b.add({x, c, lead}, "residual");
+  h = b.activation(b.dense(b.layer_norm(h, "ln2", 1e-5), 12, true, "ffn_in"), ActivationFn::gelu, "gelu");
+  h = b.dense(h, 8, true, "ffn_out");
+  b.softmax_cross_entropy(b.dense_with(h, table, true, true, "tied_head"), labels, "loss");
+}
+
 }  // namespace
+
+TEST_CASE("cpu gradients: layer norm, attention, softmax, transpose, scale, gelu, batched matmul", "[cpu][grad]") {
+  Harness h(transformer_net, 3);
+  REQUIRE(h.count_kind(OpKind::AttentionBackward) == 2);
+  // A smaller step: the table's entries (+-0.05) reach the first layer norm with a spread of
+  // ~0.03, so the default 1e-2 step is a third of a standard deviation there (O(h^2) error).
+  check_all_weight_gradients(h, 8, 2e-3);
+}
 
 TEST_CASE("cpu gradients: conv, batch norm, activations, pooling, dense, dropout", "[cpu][grad]") {
   Harness h(conv_net, 3);
@@ -85,7 +122,7 @@ TEST_CASE("cpu gradients: embedding, lstm both directions, sigmoid cross-entropy
 
 TEST_CASE("cpu gradient checks cover every op kind", "[cpu][grad]") {
   std::set<OpKind> seen;
-  for (auto* build : {conv_net, branch_net, seq_net}) {
+  for (auto* build : {conv_net, branch_net, seq_net, transformer_net}) {
     Harness h(build, 2);
     for (int i = 0; i < h.g.num_ops(); ++i) seen.insert(h.g.op(i).kind);
   }

@@ -1,0 +1,68 @@
+// The one chart module of xpusim (validation report, compare --chart, sweep --chart):
+// self-contained SVG, no plotting library. Every chart has a viewBox, a title, axis labels
+// (callers put the unit in them: "throughput (samples/s)"), at most kMaxSeriesPerChart
+// series (callers split beyond that: split_series), a <title> tooltip on every mark, and one
+// palette. Points a chart cannot draw are returned with the reason, for the caller to list.
+// Output depends only on the inputs (fixed number formatting), so charts are reproducible.
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/output.hpp"
+
+namespace xpusim {
+
+inline constexpr size_t kMaxSeriesPerChart = 8;  // one colour each: the palette has 8
+
+// The colour of the i-th series or category (Okabe & Ito 2008, colour-blind friendly); the
+// palette repeats after 8, which is why a chart holds at most 8 series.
+std::string palette_colour(size_t i);
+
+struct SvgSeries {
+  std::string label;
+  std::string colour;                              // CSS colour (palette_colour)
+  std::vector<std::pair<double, double>> points;   // (x, y)
+  std::vector<std::string> tips;                   // per point: tooltip naming the row (may be empty)
+  bool markers = true;
+  bool line = false;                               // connect points in x order
+  bool dashed = false;
+};
+
+struct SvgChart {
+  std::string title;
+  std::string x_label, y_label;                    // with units, e.g. "devices (count)"
+  bool log_x = false, log_y = false;
+  bool diagonal = false;   // draw y = x (predicted vs reference)
+  bool zero_line = false;  // draw y = 0
+  // Ticks at these x values with these labels (e.g. the data's device counts 1, 2, 4, 8, or
+  // category names); empty = automatic ticks.
+  std::vector<std::pair<double, std::string>> x_ticks;
+  int width = 640, height = 420;
+};
+
+// Draws the chart; each point that cannot be drawn (not finite, or <= 0 on a log axis) is
+// appended to *not_drawn as "tip: reason". More than kMaxSeriesPerChart series is a bug
+// (InternalError): split them first.
+std::string svg_xy_chart(const SvgChart& chart, const std::vector<SvgSeries>& series,
+                         std::vector<std::string>* not_drawn = nullptr);
+
+struct SvgBar {
+  std::string label;
+  double value = 0;
+  std::string colour;
+  std::string tip;  // tooltip; default: label and value
+  std::string series;  // svg_hbar_chart: the series (colour) the bar belongs to; at most 8 per chart
+};
+// Vertical bars, one per category (x: category, y: value).
+std::string svg_bar_chart(const SvgChart& chart, const std::vector<SvgBar>& bars);
+// Horizontal bars, one per row (y: row label, x: value); `notes` are printed under the plot
+// (why rows have no bar). The chart's x_label names the metric with its unit.
+std::string svg_hbar_chart(const SvgChart& chart, const std::vector<SvgBar>& bars,
+                           const std::vector<std::string>& notes);
+
+// Splits series into groups of at most kMaxSeriesPerChart (a facet per group).
+std::vector<std::vector<SvgSeries>> split_series(const std::vector<SvgSeries>& series,
+                                                 size_t per_chart = kMaxSeriesPerChart);
+
+}  // namespace xpusim
