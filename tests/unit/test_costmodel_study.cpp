@@ -260,6 +260,8 @@ TEST_CASE("compare: stopped after a row and resumed from its row file, rows iden
   const std::string bad = "/tmp/xpusim_test_compare_rows_bad.csv";
   std::ofstream(bad) << "option,target\n";
   CHECK_THROWS_WITH(read_compare_rows(bad, OutputFormat::csv), Catch::Contains(bad + ":1: not a compare row file"));
+}
+
 TEST_CASE("compare: tokens/s appears only on rows whose report has it", "[costmodel][study]") {
   Study s = load_study(data("sweep_study.yaml"));
   ThroughputFn fake = [&](const PredictRequest& r) {
