@@ -25,6 +25,10 @@ install(TARGETS ${xpusim_export_targets} EXPORT xpusimTargets
 # The binary links CUDA (and any library outside the system paths) from where it was found.
 set_target_properties(xpusim PROPERTIES INSTALL_RPATH_USE_LINK_PATH TRUE)
 install(TARGETS xpusim RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The cuda engine module, where the installed binary looks for it (predict/cuda_plugin.cpp).
+if(XPUSIM_HAVE_CUDA)
+  install(TARGETS xpusim_cuda_plugin LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/xpusim)
+endif()
 
 # Headers keep their layer folders (#include "models/zoo.hpp") under include/xpusim/.
 install(DIRECTORY common models engine devices sim predict costmodel validation sweep

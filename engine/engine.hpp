@@ -41,6 +41,7 @@ struct StepRequest {
   uint64_t seed = 1;
   int threads = 0;                       // 0 = all cores
   std::string trace_path;                // write a Chrome trace-event JSON of one step
+  std::string vcd_path;                  // write a VCD waveform of the simulated steps
   bool progress = false;                 // print a progress bar on stderr
 };
 
@@ -87,6 +88,10 @@ class Engine {
   virtual Availability availability() const = 0;
   // Real backends execute on this machine and take no device YAML (cpu, cuda).
   virtual bool real_backend() const { return false; }
+  // Whether run_step simulates a timeline of units it can write as a trace (trace_path) and a
+  // waveform (vcd_path). predict() refuses both, naming the field, for engines without one,
+  // so a request is never silently ignored.
+  virtual bool has_timeline() const { return false; }
   // Parses a device YAML of this engine, with KEY=VALUE overrides applied, into its spec.
   // Called once per (file, overrides) by predict(); YAML errors are UserError file:line: key.
   virtual std::shared_ptr<const DeviceConfig> load_device(const std::string& path,

@@ -1,12 +1,13 @@
 // The engine registry: one line per engine. An engine that is not compiled in (CUDA without
-// nvcc) is simply absent; `xpusim backends` reports it as not compiled.
+// nvcc) is simply absent; `xpusim backends` reports it as not compiled. The cuda engine is a
+// separately built module that is loaded on first use.
 #include "engine/engine.hpp"
 
 #include "common/error.hpp"
 #include "sim/tpu/tpu_engine.hpp"
 #include "devices/analytical/engine.hpp"
 #ifdef XPUSIM_HAVE_CUDA
-#include "devices/cuda/cuda_engine.hpp"
+#include "predict/cuda_plugin.hpp"
 #endif
 #include "devices/cpu/cpu_engine.hpp"
 
@@ -17,7 +18,8 @@ const std::vector<EngineEntry>& engine_registry() {
       {"tpu_systemc", [] { return tpu::make_tpu_engine(); }},
       {"analytical", [] { return std::make_unique<analytical::AnalyticalEngine>(); }},
 #ifdef XPUSIM_HAVE_CUDA
-      {"cuda", [] { return xpusim::cuda::make_cuda_engine(); }},
+      // A separately built module, loaded on first use (predict/cuda_plugin.hpp).
+      {"cuda", [] { return make_cuda_plugin_engine(); }},
 #endif
       {"cpu", [] { return cpu::make_cpu_engine(); }},
   };

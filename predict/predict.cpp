@@ -191,6 +191,13 @@ StepReport run_prepared(const PredictRequest& r, const PreparedRequest& p, const
   req.seed = r.seed;
   req.threads = r.threads;
   req.trace_path = r.trace_path;
+  req.vcd_path = r.vcd_path;
+  if (!p.engine->has_timeline()) {
+    const std::string why = "the " + p.engine->name() + " engine has no simulated timeline to record; " +
+                            "traces and waveforms come from the tpu_systemc engine (a TPU device)";
+    if (!r.trace_path.empty()) throw FieldError("trace", why);
+    if (!r.vcd_path.empty()) throw FieldError("vcd", why);
+  }
   req.progress = r.progress;
   StepReport rep = p.engine->run_step(req);
   // One-off graph build / compile of the framework, from the size of the step graph, unless

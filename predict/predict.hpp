@@ -25,7 +25,8 @@ struct PredictRequest {
   int steps = 10, warmup = 2;        // real backends
   int threads = 0;
   uint64_t seed = 1;
-  std::string trace_path;
+  std::string trace_path;            // Chrome trace-event JSON (engines with a timeline)
+  std::string vcd_path;              // VCD waveform (engines with a timeline)
   bool progress = false;
 };
 

@@ -29,11 +29,17 @@ struct SimConfig {
   double pcie_bytes_per_s = 1;
   int prefetch_depth = 2;
   int steps = 2;                   // simulated steps; the last one is measured (steady state)
+  // Write the model's signals (unit busy, queue depths) as a VCD waveform of every simulated
+  // step. SystemC fixes traced signals before its simulation first starts, and there is one
+  // simulation per process: only the first simulate() of a process can write one
+  // (FieldError("vcd") otherwise).
+  std::string vcd_path;
 };
 
 struct TraceEvent {
   Unit unit;
   int op;
+  int task;                        // index into Program::tasks (its bytes and FLOPs)
   double start_s, end_s;           // relative to the start of the measured step
 };
 
@@ -48,5 +54,8 @@ struct SimResult {
 // Runs `steps` back-to-back steps of `p` on the process-wide elaborated model. SystemC has one
 // simulation context per process, so concurrent calls are serialised by a mutex.
 SimResult simulate(const Program& p, const SimConfig& c, bool want_trace);
+
+// The names of the traced VCD signals, in the order they are declared (tests and docs).
+const std::vector<std::string>& vcd_signal_names();
 
 }  // namespace xpusim::tpu

@@ -453,6 +453,7 @@ Program lower_step(const OpGraph& g, const TpuSpec& s, const LoweringOptions& o)
         m.unit = Unit::mxu;
         m.op = op_index;
         m.seconds = mxu_s_per_chunk + (c == 0 ? overhead_s : 0);
+        m.flops = anchor.work.flops / static_cast<double>(chunks);
         m.deps = {prev};
         prev = add_task(m);
       }
@@ -461,6 +462,7 @@ Program lower_step(const OpGraph& g, const TpuSpec& s, const LoweringOptions& o)
         v.unit = Unit::vector;
         v.op = op_index;
         v.seconds = vec_s_total / chunks + (c == 0 && gr.role != Role::mxu ? overhead_s : 0);
+        v.flops = (vec_flops + acc_ops) / static_cast<double>(chunks);
         v.deps = {prev};
         prev = add_task(v);
       }

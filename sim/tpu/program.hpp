@@ -18,6 +18,8 @@ struct Task {
   Unit unit = Unit::vector;
   double seconds = 0;        // compute units: busy time; DMA: extra fixed time
   double bytes = 0;          // DMA and ICI: bytes moved (time from the unit's bandwidth)
+  double flops = 0;          // MXU: this chunk's share of the op's FLOPs; vector: operations issued
+                             // (padded lanes and partial-sum adds included); for traces only
   std::vector<int> deps;     // task indices that must finish first (all earlier in the list)
   int op = -1;               // index into Program::ops
 };

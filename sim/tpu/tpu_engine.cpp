@@ -24,6 +24,7 @@ class TpuEngine final : public Engine {
     return "cycle-approximate SystemC model of a TPU board (MXU, vector unit, HBM/DMA, ICI, host infeed)";
   }
   Availability availability() const override { return {true, true, ""}; }
+  bool has_timeline() const override { return true; }
 
   std::shared_ptr<const DeviceConfig> load_device(const std::string& path,
                                                   const std::vector<std::string>& overrides) const override {
@@ -96,9 +97,10 @@ class TpuEngine final : public Engine {
     }
     c.prefetch_depth = spec.prefetch_depth_batches;
     c.steps = 2;
+    c.vcd_path = req.vcd_path;
 
     SimResult r = simulate(prog, c, true);
-    if (!req.trace_path.empty()) write_trace(req.trace_path, prog, r);
+    if (!req.trace_path.empty()) write_trace(req.trace_path, prog, r, TraceInfo{spec.name, count, spec.cores_per_chip});
 
     // The framework's host work per step (Keras' loop and its per-step RPC to the TPU host)
     // sits between device steps.

@@ -36,6 +36,14 @@ print(f"{sys.argv[1]}: {len(rows)} rows")
 PY
 done
 
+# With the CUDA engine built: the installed binary loads the installed module (not the build
+# tree's), which `xpusim backends` triggers; the loader's log names the file it opened.
+if [[ -f "$build/plugins/xpusim_cuda_plugin.so" ]]; then
+  loaded=$(LD_DEBUG=files "$prefix/bin/xpusim" backends 2>&1 >/dev/null | grep -o "file=[^ ]*xpusim_cuda_plugin.so" | head -1)
+  [[ "$loaded" == "file=$prefix/"*"/xpusim/xpusim_cuda_plugin.so" ]] ||
+    { echo "FAIL: installed xpusim loaded '${loaded#file=}', not the module under $prefix"; exit 1; }
+fi
+
 # A consumer project: find_package(xpusim), link xpusim::core, run it on the installed configs.
 "$cmake" -S "$here/consumer" -B "$tmp/consumer" -G "$gen" -DCMAKE_CXX_COMPILER="$cxx" \
   -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <nlohmann/json.hpp>
 
@@ -122,7 +123,8 @@ TEST_CASE("bad device YAML: file:line: key: message", "[tpu][engine]") {
   std::filesystem::remove(path);
 }
 
-TEST_CASE("the trace is a trace-event JSON with one track per unit", "[tpu][engine]") {
+TEST_CASE("the trace is a trace-event JSON: a named process per core, a track per unit, FLOPs and bytes",
+          "[tpu][engine]") {
   auto path = (std::filesystem::temp_directory_path() / "xpusim_tpu_trace.json").string();
   PredictRequest r = v2_8("resnet50_cifar10", 32, DataSource::synthetic);
   r.trace_path = path;
@@ -130,21 +132,71 @@ TEST_CASE("the trace is a trace-event JSON with one track per unit", "[tpu][engi
   std::ifstream in(path);
   REQUIRE(in.good());
   auto j = nlohmann::json::parse(in);
-  std::set<std::string> tracks;
-  int complete = 0;
-  double last_end_us = 0;
+  std::map<int, std::set<std::string>> tracks;
+  std::map<int, std::string> process;
+  std::map<int, int> complete;
+  double last_end_us = 0, hbm_bytes = 0, mxu_flops = 0;
+  std::set<std::string> mxu_ops;
+  double mxu_op_flops = 0;
   for (const auto& e : j.at("traceEvents")) {
-    if (e.at("ph") == "M") tracks.insert(e.at("args").at("name").get<std::string>());
-    if (e.at("ph") == "X") {
-      ++complete;
-      last_end_us = std::max(last_end_us, e.at("ts").get<double>() + e.at("dur").get<double>());
+    int pid = e.at("pid").get<int>();
+    if (e.at("ph") == "M" && e.at("name") == "thread_name") tracks[pid].insert(e.at("args").at("name").get<std::string>());
+    if (e.at("ph") == "M" && e.at("name") == "process_name") process[pid] = e.at("args").at("name").get<std::string>();
+    if (e.at("ph") != "X") continue;
+    ++complete[pid];
+    if (pid != 0) continue;
+    last_end_us = std::max(last_end_us, e.at("ts").get<double>() + e.at("dur").get<double>());
+    const auto& a = e.at("args");
+    if (e.at("tid") == 2 || e.at("tid") == 3) hbm_bytes += a.at("bytes").get<double>();  // hbm_read, hbm_write
+    if (e.at("tid") == 0) {  // mxu
+      mxu_flops += a.at("flops").get<double>();
+      if (mxu_ops.insert(e.at("name").get<std::string>()).second) mxu_op_flops += a.at("op_flops").get<double>();
     }
   }
-  CHECK(tracks == std::set<std::string>{"mxu", "vector", "hbm_read", "hbm_write", "ici", "infeed"});
-  CHECK(complete > 10);
+  // One named process per TensorCore of the v2-8 (4 chips x 2 cores), each with every unit.
+  REQUIRE(process.size() == 8);
+  CHECK(process.at(0).find("tpu_v2 core 0 (chip 0)") != std::string::npos);
+  CHECK(process.at(7).find("core 7 (chip 3)") != std::string::npos);
+  for (int core = 0; core < 8; ++core) {
+    CHECK(tracks[core] == std::set<std::string>{"mxu", "vector", "hbm_read", "hbm_write", "ici", "infeed"});
+    CHECK(complete[core] == complete[0]);
+  }
+  CHECK(complete[0] > 10);
   // The measured step's events end when the step does.
   CHECK(last_end_us == Approx(rep.step_time_s * 1e6).epsilon(1e-6));
+  // Bytes per event add up to the step's HBM traffic; the chunks of each MXU op to its FLOPs.
+  CHECK(hbm_bytes == Approx(rep.extra.at("hbm_bytes_per_step").get<double>()).epsilon(1e-9));
+  CHECK(mxu_flops > 0);
+  CHECK(mxu_flops == Approx(mxu_op_flops).epsilon(1e-9));
   std::filesystem::remove(path);
+}
+
+TEST_CASE("a waveform is refused after the process's first simulation, naming the field", "[tpu][engine]") {
+  // SystemC declares traced signals before its one simulation starts; a later request must
+  // fail, not write an empty file. Run one simulation first so the order is certain.
+  predict(v2_8("mnist_mlp", 8, DataSource::synthetic));
+  PredictRequest r = v2_8("mnist_mlp", 8, DataSource::synthetic);
+  r.vcd_path = (std::filesystem::temp_directory_path() / "xpusim_second.vcd").string();
+  try {
+    predict(r);
+    FAIL("a VCD after the first simulation should throw");
+  } catch (const FieldError& e) {
+    CHECK(e.field() == "vcd");
+    CHECK(std::string(e.what()).find("first TPU simulation") != std::string::npos);
+  }
+}
+
+TEST_CASE("engines without a timeline refuse traces and waveforms", "[tpu][engine]") {
+  PredictRequest r;
+  r.model = "mnist_mlp";
+  r.batch_per_device = 8;
+  r.placement.device = "p100_sxm2";  // analytical
+  r.trace_path = "never_written.json";
+  CHECK_THROWS_MATCHES(predict(r), FieldError, Catch::Predicate<FieldError>([](const FieldError& e) { return e.field() == "trace"; }));
+  r.trace_path.clear();
+  r.vcd_path = "never_written.vcd";
+  CHECK_THROWS_MATCHES(predict(r), FieldError, Catch::Predicate<FieldError>([](const FieldError& e) { return e.field() == "vcd"; }));
+  CHECK_FALSE(std::filesystem::exists("never_written.vcd"));
 }
 
 TEST_CASE("step time emerges from overlapping units", "[tpu][engine]") {
