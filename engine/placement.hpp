@@ -19,6 +19,9 @@ namespace xpusim {
 enum class CpuBuild { pip, compiled };
 bool parse_cpu_build(const std::string& s, CpuBuild& out);
 const char* cpu_build_name(CpuBuild b);
+// The build a framework name implies ("keras-tf1.2-pip" / "-compiled", as the reference CSV
+// writes the cloud-CPU study's stacks); empty when the name names none.
+std::optional<CpuBuild> cpu_build_in_framework_name(const std::string& framework);
 
 // What a device is to the layers above the engines: accelerators are data-parallel replicas,
 // the vCPUs of one CPU machine are one worker (and take a framework build).
@@ -51,6 +54,8 @@ struct ResolvedPlacement {
   int count = 1;
   int replicas = 1;                             // data-parallel replicas the graph is lowered for
   std::optional<CpuBuild> build;                // set for CPU devices
+  std::optional<CpuBuild> framework_build;      // implied by the framework name; CPU devices use it
+                                                // when no build was asked for, accelerators ignore it
   std::shared_ptr<const DatasetSpec> dataset;   // the model's dataset; null when not needed
   std::shared_ptr<const FrameworkSpec> framework;  // never null after resolution (neutral by default)
 

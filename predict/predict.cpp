@@ -147,6 +147,7 @@ ResolvedPlacement resolve_placement(const Placement& p, const Engine& engine, co
       throw FieldError("system", "system '" + s.name + "' does not hold device '" + d.name + "' (it holds: " +
                                      join(s.devices) + ")");
   }
+  out.framework_build = cpu_build_in_framework_name(p.framework);
   engine.check_placement(out);
   if (need_dataset && !dataset.empty()) out.dataset = cached_dataset(dataset);
   return out;

@@ -28,13 +28,6 @@ bool config_exists(const std::string& kind, const std::string& name) {
   return fs::exists(resolve_config(kind, name), ec);
 }
 
-std::optional<CpuBuild> build_from_framework(const std::string& fw) {
-  auto ends = [&](const std::string& s) { return fw.size() >= s.size() && fw.compare(fw.size() - s.size(), s.size(), s) == 0; };
-  if (ends("-pip")) return CpuBuild::pip;
-  if (ends("-compiled")) return CpuBuild::compiled;
-  return std::nullopt;
-}
-
 // One prediction per distinct request: many rows (throughput, epoch time, cost) share one.
 class PredictionCache {
  public:
@@ -101,7 +94,6 @@ PredictRequest request_for_row(const ReferenceRow& row) {
   q.placement.device = row.device;
   q.placement.count = row.num_devices.value_or(0);
   q.placement.system = row.setup;
-  q.placement.build = build_from_framework(row.framework);
   q.placement.framework = row.framework;
   return q;
 }
@@ -204,11 +196,8 @@ class RowEvaluator {
     b.device = opts_.baseline_device;
     b.num_devices = 1;
     b.setup.clear();
-    // The same stack on the GPU: without the CPU build suffix (-pip/-compiled), which only
-    // CPU devices take.
-    for (const std::string suffix : {"-pip", "-compiled"})
-      if (b.framework.size() > suffix.size() && b.framework.ends_with(suffix))
-        b.framework.resize(b.framework.size() - suffix.size());
+    // The same stack on the GPU (a -pip/-compiled suffix names a CPU build, which the GPU
+    // ignores: resolve_placement).
     if (!config_exists("devices", b.device)) throw Skip{"unknown baseline device '" + b.device + "'"};
     return b;
   }

@@ -170,7 +170,8 @@ DeviceSpec parse_device_spec(const YAML::Node& root, const std::string& path) {
                                     "per op and vCPU: waking and joining the thread pool", non_negative);
     d.serial_fraction = num("serial_fraction", 0.05, "fraction", "Amdahl serial share of a step",
                             [](double v) { return v >= 0 && v < 1 ? "" : "must be in [0, 1)"; });
-    d.numa_efficiency = num("numa_efficiency", 0.2, "fraction", "worth of a second-socket core", fraction);
+    d.numa_efficiency = num("numa_efficiency", 0.2, "fraction", "worth of a second-socket core (0: adds nothing)",
+                            [](double v) { return v >= 0 && v <= 1 ? "" : "must be in [0, 1]"; });
     // An op whose bytes fit in the last-level cache streams from it, not from DRAM (its
     // inputs were just written by the op before it). 32 B/cycle/core: AMD Zen 2/3 L3 and
     // Intel Skylake L2 fill bandwidth (vendors' optimization guides).

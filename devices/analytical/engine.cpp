@@ -50,7 +50,7 @@ void AnalyticalEngine::check_placement(ResolvedPlacement& p) const {
     if (p.count > most)
       throw FieldError("count", "device '" + d.name + "' on system '" + s.name + "' has at most " +
                                     std::to_string(most) + " vCPUs, got " + std::to_string(p.count));
-    p.build = p.requested.build.value_or(d.default_build);
+    p.build = p.requested.build ? p.requested.build : p.framework_build ? p.framework_build : d.default_build;
     p.replicas = 1;  // the vCPUs of one machine are one worker
   }
 }

@@ -131,6 +131,28 @@ TEST_CASE("cloud CPUs: 64 vCPUs are never more than 15% faster than 32", "[frame
   }
 }
 
+TEST_CASE("cloud CPUs: one K80 beats 64 vCPUs on the MNIST MLP (both builds)", "[frameworks][conclusions]") {
+  // Keras example: batch 128, real MNIST; the study's K80 VM is one die with the same stack.
+  const double k80 = run("k80", 1, "mnist_mlp", 128, "keras-tf1.2").throughput_samples_per_s;
+  for (const char* fw : {"keras-tf1.2-pip", "keras-tf1.2-compiled"}) {
+    INFO(fw);
+    CHECK(run("gce_skylake_vcpu", 64, "mnist_mlp", 128, fw).throughput_samples_per_s < k80);
+  }
+}
+
+TEST_CASE("a -pip/-compiled framework name picks the CPU build; --build wins; GPUs ignore it", "[frameworks]") {
+  const StepReport pip = run("gce_skylake_vcpu", 8, "cifar10_cnn", 32, "keras-tf1.2-pip");
+  const StepReport comp = run("gce_skylake_vcpu", 8, "cifar10_cnn", 32, "keras-tf1.2-compiled");
+  CHECK(pip.extra.at("build") == "pip");
+  CHECK(comp.extra.at("build") == "compiled");
+  CHECK(comp.throughput_samples_per_s > pip.throughput_samples_per_s);  // AVX2+FMA vs SSE kernels
+  const StepReport forced = run("gce_skylake_vcpu", 8, "cifar10_cnn", 32, "keras-tf1.2-compiled", "fp32",
+                                DataSource::real, "", CpuBuild::pip);
+  CHECK(forced.throughput_samples_per_s == pip.throughput_samples_per_s);
+  CHECK(run("k80", 1, "cifar10_cnn", 32, "keras-tf1.2-compiled").throughput_samples_per_s ==
+        run("k80", 1, "cifar10_cnn", 32, "keras-tf1.2").throughput_samples_per_s);
+}
+
 TEST_CASE("PyTorch with a GPU data loader is not capped by host decode on 8 V100s", "[frameworks][conclusions]") {
   StepReport tf = run("v100_sxm2_16gb", 8, "resnet50", 256, "", "mixed_fp16", DataSource::real, "dgx1v_nvlink");
   StepReport pt = run("v100_sxm2_16gb", 8, "resnet50", 256, "pytorch", "mixed_fp16", DataSource::real, "dgx1v_nvlink");
