@@ -107,7 +107,7 @@ TEST_CASE("power: a placement is its devices plus its share of the hosts", "[pow
 }
 
 TEST_CASE("power fields of a device YAML: all or none, idle <= max", "[power]") {
-  CHECK_FALSE(parse_power("name: x\n").stated());
+  CHECK_FALSE(parse_power("{}").stated());
   PowerSpec p = parse_power("max_power_w: 300\nidle_power_w: 60\npower_source: datasheet\n");
   CHECK(p.stated());
   CHECK(p.max_power_w == 300);
