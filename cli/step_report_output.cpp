@@ -40,6 +40,10 @@ void print_step_report(std::ostream& os, const StepReport& r, OutputFormat f) {
   t.add({"memory_bytes", std::to_string(r.memory_bytes) + " (" + fmt_bytes(r.memory_bytes) + ")"});
   t.add({"memory_capacity_bytes", std::to_string(r.memory_capacity_bytes)});
   t.add({"fits_in_memory", r.fits_in_memory ? "true" : "false"});
+  if (r.power_w > 0) {
+    t.add({"power_w", fmt_sig(r.power_w, 4)});
+    t.add({"energy_per_step_j", fmt_sig(r.energy_per_step_j, 4)});
+  }
   t.add({"bottleneck", resource_name(r.bottleneck)});
   std::map<std::string, double> by_name;  // sorted by name, as in the JSON
   for (const auto& [unit, u] : r.utilization) by_name[resource_name(unit)] = u;

@@ -62,6 +62,8 @@ nlohmann::json CompareRow::to_json() const {
   j["hours_to_target"] = opt_json(hours_to_target);
   j["billed_hours"] = opt_json(billed_hours);
   j["cost_to_target_usd"] = opt_json(cost_to_target_usd);
+  j["power_w"] = opt_json(power_w);
+  j["power_source"] = power_source.empty() ? nlohmann::json(nullptr) : nlohmann::json(power_source);
   j["energy_kwh"] = opt_json(energy_kwh);
   j["breakeven_runs"] = opt_json(breakeven_runs);
   j["error"] = error.empty() ? nlohmann::json(nullptr) : nlohmann::json(error);
@@ -86,6 +88,18 @@ void price_row(const StudyOption& o, const StudyTarget* target, CompareRow& row)
     row.price_usd_per_h = prices.usd_per_h(o.offer, o.tier);
     if (row.throughput_samples_per_s && *row.price_usd_per_h > 0)
       row.samples_per_s_per_usd_per_h = images_per_s_per_usd_per_h(*row.throughput_samples_per_s, *row.price_usd_per_h);
+  }
+  // Power for energy: the option's own figure (0: no energy), else the modelled one the row
+  // came with, else the offer's nameplate power (docs/power.md).
+  const std::optional<double> modelled_w = row.power_w;
+  row.power_w.reset();
+  row.power_source.clear();
+  if (o.power_w) {
+    if (*o.power_w > 0) row.power_w = *o.power_w, row.power_source = "option";
+  } else if (modelled_w && *modelled_w > 0) {
+    row.power_w = *modelled_w, row.power_source = "modelled";
+  } else if (!o.offer.empty() && prices.get(o.offer).power_w() > 0) {
+    row.power_w = prices.get(o.offer).power_w(), row.power_source = "offer";
   }
   if (!target) return;
   const StudyTarget& t = *target;
@@ -127,11 +141,8 @@ void price_row(const StudyOption& o, const StudyTarget* target, CompareRow& row)
       const PriceOffer& off = prices.get(o.offer);
       row.billed_hours = billed_seconds(secs, off.billing) / 3600.0;
       row.cost_to_target_usd = *row.billed_hours * *row.price_usd_per_h;
-      double w = o.power_w ? *o.power_w : off.power_w();
-      if (w > 0) row.energy_kwh = cost::energy_kwh(secs, w);
-    } else if (o.power_w && *o.power_w > 0) {
-      row.energy_kwh = cost::energy_kwh(secs, *o.power_w);
     }
+    if (row.power_w) row.energy_kwh = cost::energy_kwh(secs, *row.power_w);
   }
 }
 
@@ -156,6 +167,7 @@ CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress
     double tokens_per_sample = 0;  // token-wise sequence models
     std::string error;
     std::string bottleneck;
+    double power_w = 0;  // modelled (docs/power.md); 0 = none
   };
   std::map<std::string, Tp> cache;
 
@@ -237,6 +249,7 @@ CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress
             else
               tp.value = rep.throughput_samples_per_s;
             tp.bottleneck = resource_name(rep.bottleneck);
+            tp.power_w = rep.power_w;
             if (rep.throughput_tokens_per_s > 0 && rep.throughput_samples_per_s > 0)
               tp.tokens_per_sample = rep.throughput_tokens_per_s / rep.throughput_samples_per_s;
             tp.global_batch = rep.global_batch > 0 ? rep.global_batch : row.global_batch;
@@ -257,6 +270,7 @@ CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress
       if (tp.value && tp.tokens_per_sample > 0) row.throughput_tokens_per_s = *tp.value * tp.tokens_per_sample;
       row.error = tp.error;
       row.bottleneck = tp.bottleneck;
+      if (tp.power_w > 0) row.power_w = tp.power_w;
 
       price_row(o, &t, row);
       out.rows.push_back(row);

@@ -32,6 +32,12 @@ struct CompareRow {
   std::optional<double> throughput_tokens_per_s;
   std::optional<double> throughput_samples_per_s, price_usd_per_h, samples_per_s_per_usd_per_h, epochs_to_target,
       hours_to_target, billed_hours, cost_to_target_usd, energy_kwh, breakeven_runs;
+  // Average power the energy is computed from, W, and where it comes from: "modelled" (the
+  // prediction's power_w: devices at their modelled utilisation + host share, docs/power.md),
+  // "option" (the option's power_w), "offer" (the offer's nameplate power: given or measured
+  // throughput, or a device that states no power). Absent when no energy is computed.
+  std::optional<double> power_w;
+  std::string power_source;
   std::string error;            // why fields are missing (prediction failed, target not reached, ...)
   nlohmann::json to_json() const;
 };
@@ -51,7 +57,9 @@ using ThroughputFn = std::function<StepReport(const PredictRequest&)>;
 
 // Fills a row's price, samples/s per $/h and, given a target, epochs, hours, billed dollars and
 // energy to it, from the row's throughput_samples_per_s and global_batch (the part of a study
-// row that follows the throughput). An option without an offer gets no dollars. Used by
+// row that follows the throughput). An option without an offer gets no dollars. A row whose
+// power_w is set on entry (the prediction's modelled power) gets its energy from it, unless
+// the option states its own power_w; otherwise the offer's nameplate power is used. Used by
 // run_study and by design-space sweeps (sweep/), so both price points the same way.
 void price_row(const StudyOption& o, const StudyTarget* target, CompareRow& row);
 

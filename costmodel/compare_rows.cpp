@@ -95,6 +95,8 @@ const std::vector<Column>& columns() {
       opt("hours_to_target", &CompareRow::hours_to_target),
       opt("billed_hours", &CompareRow::billed_hours),
       opt("cost_to_target_usd", &CompareRow::cost_to_target_usd),
+      opt("power_w", &CompareRow::power_w),
+      str("power_source", &CompareRow::power_source),
       opt("energy_kwh", &CompareRow::energy_kwh),
       opt("breakeven_runs", &CompareRow::breakeven_runs),
       str("bottleneck", &CompareRow::bottleneck),

@@ -197,10 +197,10 @@ struct OptionReader {
     o.eval_s_per_epoch = r.number("eval_s_per_epoch", 0.0, "s", "evaluation time per epoch",
                                   [](double v) { return v >= 0 ? "" : "must be >= 0"; });
     if (r.has("power_w"))
-      o.power_w = r.number("power_w", std::nullopt, "W", "power while training (default: the offer's)",
+      o.power_w = r.number("power_w", std::nullopt, "W", "power while training (default: the modelled power, else the offer's)",
                            [](double v) { return v >= 0 ? "" : "must be >= 0"; });
     else
-      r.number("power_w", 0.0, "W", "power while training (default: the offer's)");
+      r.number("power_w", 0.0, "W", "power while training (default: the modelled power, else the offer's)");
     r.finish();
 
     std::set<std::string> models;

@@ -48,7 +48,7 @@ struct StudyOption {
   std::string convergence;                // curve name; empty = best match per target
   double startup_s = 0;                   // one-off compile / start-up
   double eval_s_per_epoch = 0;
-  std::optional<double> power_w;          // overrides the offer's power for energy
+  std::optional<double> power_w;          // overrides the modelled / offer's power for energy
   std::string where;                      // file:line
 };
 

@@ -61,6 +61,10 @@ nlohmann::json StepReport::to_json() const {
   // Only engines that model a compile report it, so reports of the others keep their shape.
   if (compile_time_s > 0) j["compile_time_s"] = compile_time_s;
   if (!framework.empty()) j["framework"] = framework;
+  if (power_w > 0) {
+    j["power_w"] = power_w;
+    j["energy_per_step_j"] = energy_per_step_j;
+  }
   j["bottleneck"] = resource_name(bottleneck);
   nlohmann::json u = nlohmann::json::object();
   for (const auto& [unit, v] : utilization) u[resource_name(unit)] = v;

@@ -66,6 +66,11 @@ struct StepReport {
   int64_t memory_bytes = 0;              // per device
   int64_t memory_capacity_bytes = 0;     // per device
   bool fits_in_memory = true;
+  // Modelled average power of the placement over the step (devices at their modelled activity
+  // plus their hosts' idle power, docs/power.md) and energy per step = power x step time;
+  // 0 = not modelled (real backends, devices that state no power) and absent from the outputs.
+  double power_w = 0;
+  double energy_per_step_j = 0;
   Resource bottleneck = Resource::compute;       // the unit that bounded the step
   std::map<Resource, double> utilization;  // resource -> fraction of the step busy
   std::map<std::string, double> per_op_s;      // op kind -> seconds per step

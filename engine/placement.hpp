@@ -11,6 +11,7 @@
 
 #include "engine/framework_spec.hpp"
 #include "engine/platform_spec.hpp"
+#include "engine/power.hpp"
 
 namespace xpusim {
 
@@ -45,6 +46,7 @@ struct DeviceConfig {
   std::string file;
   std::string default_system;            // empty for real backends
   DeviceClass device_class = DeviceClass::accelerator;
+  PowerSpec power;                       // for modelled energy (docs/power.md); not stated = none
 };
 
 struct ResolvedPlacement {

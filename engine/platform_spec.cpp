@@ -58,6 +58,8 @@ SystemSpec load_system_spec(const std::string& path) {
     s.host.pcie_bandwidth_gbps = h.number("pcie_bandwidth_gbps", 12.0, "GB/s", "host-to-device bandwidth per device",
                                           [](double v) { return v > 0 ? "" : "must be > 0"; });
     s.host.step_overhead_ms = h.number("step_overhead_ms", 0.0, "ms", "extra host overhead per step", non_negative);
+    s.host.idle_power_w = h.number("idle_power_w", 0.0, "W",
+                                   "power of one host apart from its devices, counted for energy (docs/power.md)", non_negative);
     h.finish();
   }
   const std::string collective = r.text("collective", std::string("ring"), "gradient exchange: ring all-reduce or parameter server",

@@ -21,6 +21,7 @@ struct HostSpec {
   double core_speed = 1.0;            // relative to the reference core of the dataset costs
   double pcie_bandwidth_gbps = 12;    // host -> one device, GB/s (infeed)
   double step_overhead_ms = 0;        // framework/launch overhead per step on this host
+  double idle_power_w = 0;            // the host itself (CPUs, DRAM, board, fans, PSU loss), per host, for energy
 };
 
 // How data-parallel gradients are exchanged: ring all-reduce (NCCL, replicated) or a

@@ -181,6 +181,18 @@ PreparedRequest prepare_request(const PredictRequest& r) {
   return p;
 }
 
+// Average power and energy per step of the placement from the report's utilisation
+// (engine/power.hpp, docs/power.md). Devices that state no power, and real backends (no
+// device spec), report none.
+static void set_modelled_power(const ResolvedPlacement& pl, StepReport& rep) {
+  if (!pl.device || !pl.device->power.stated() || !(rep.step_time_s > 0)) return;
+  const int per_host = pl.system ? pl.system->devices_per_host : 0;
+  const double host_w = pl.system ? pl.system->host.idle_power_w : 0.0;
+  rep.power_w =
+      placement_power_w(pl.device->power, activity_from_utilization(rep.utilization), pl.count, per_host, host_w);
+  rep.energy_per_step_j = rep.power_w * rep.step_time_s;
+}
+
 StepReport run_prepared(const PredictRequest& r, const PreparedRequest& p, const OpGraph& g) {
   StepRequest req;
   req.graph = &g;
@@ -206,6 +218,7 @@ StepReport run_prepared(const PredictRequest& r, const PreparedRequest& p, const
   const FrameworkSpec& fw = *p.placement.framework;
   if (rep.compile_time_s == 0 && !p.engine->real_backend())
     rep.compile_time_s = fw.compile_base_s + fw.compile_per_op_ms * 1e-3 * static_cast<double>(g.num_ops());
+  set_modelled_power(p.placement, rep);
   rep.model = p.spec.name;
   if (p.spec.tokens_per_sample > 0)
     rep.throughput_tokens_per_s = rep.throughput_samples_per_s * static_cast<double>(p.spec.tokens_per_sample);

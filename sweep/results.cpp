@@ -111,6 +111,7 @@ PointResult Evaluator::evaluate(const SweepSpec& s, const Point& p) {
     }
     if (rep.step_time_s > 0) r.values["step_time_s"] = rep.step_time_s;
     if (rep.throughput_samples_per_s > 0) r.values["throughput_samples_per_s"] = rep.throughput_samples_per_s;
+    if (rep.power_w > 0) r.values["modelled_power_w"] = rep.power_w;
     if (rep.throughput_samples_per_s > 0 && (!req.offer.empty() || s.target)) {
       // Priced exactly as `xpusim compare` prices a study row.
       cost::StudyOption o;
@@ -129,6 +130,7 @@ PointResult Evaluator::evaluate(const SweepSpec& s, const Point& p) {
       cost::CompareRow row;
       row.throughput_samples_per_s = rep.throughput_samples_per_s;
       row.global_batch = rep.global_batch;
+      if (rep.power_w > 0) row.power_w = rep.power_w;  // modelled: energy from it (docs/power.md)
       cost::price_row(o, t ? &*t : nullptr, row);
       auto put = [&](const char* k, const std::optional<double>& v) {
         if (v) r.values[k] = *v;

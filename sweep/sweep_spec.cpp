@@ -70,7 +70,7 @@ const std::vector<AxisField>& axis_fields() {
       {"offer", "price offer id (configs/pricing/: catalog/name)", false,
        [](PointRequest& r, const std::string& v) { r.offer = v; }},
       {"pricing", cost::tier_choices(), false, [](PointRequest& r, const std::string& v) { r.pricing = v; }},
-      {"power_w", "W, power while training (default: the offer's)", false,
+      {"power_w", "W, power while training (default: the modelled power, else the offer's)", false,
        [](PointRequest& r, const std::string& v) {
          try {
            r.power_w = std::stod(v);
@@ -115,6 +115,7 @@ const std::vector<ResultField>& result_fields() {
       {"epochs_to_target", false, "epochs"},
       {"hours_to_target", false, "h of training to the target"},
       {"cost_to_target_usd", false, "USD billed to the target"},
+      {"modelled_power_w", false, "W, modelled average power of the placement (docs/power.md)"},
       {"energy_kwh", false, "kWh to the target"},
   };
   return fields;

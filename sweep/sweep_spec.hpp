@@ -22,7 +22,7 @@ struct PointRequest {
   PredictRequest predict;
   std::string offer;                              // price catalog id; empty = no dollars
   std::string pricing = "on_demand";              // tier
-  std::optional<double> power_w;                  // overrides the offer's power for kWh
+  std::optional<double> power_w;                  // overrides the modelled / offer's power for kWh
 };
 
 // A request field an axis (or `fixed:`) may set. Adding an axis is one line in the table

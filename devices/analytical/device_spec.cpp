@@ -189,6 +189,9 @@ DeviceSpec parse_device_spec(const YAML::Node& root, const std::string& path) {
       if (d.llc_mb == 0) d.llc_mb = static_cast<double>(h.llc_bytes) / 1e6;
     }
   }
+  // Power for modelled energy (engine/power.hpp): a CPU states it per physical core.
+  d.power = read_power_spec(r);
+  if (d.kind == DeviceKind::cpu) d.power.devices_per_figure = d.vcpus_per_core;
   d.calibrate = string_list(r, "calibrate", "fittable efficiency constants (numeric top-level keys)");
   for (const auto& k : d.calibrate)
     if (!numeric.count(k)) r.fail("calibrate", "'" + k + "' is not a numeric field of this device");

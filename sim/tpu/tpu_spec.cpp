@@ -59,6 +59,7 @@ TpuSpec parse(const YAML::Node& root, const std::string& path) {
   s.collectives_async = r.flag("collectives_async", std::nullopt,
                                 "all-reduce runs asynchronously, overlapping later ops (else in program order)");
   s.source = r.text("source", std::nullopt, "where the specs come from");
+  s.power = read_power_spec(r);  // per TensorCore, for modelled energy (engine/power.hpp)
   r.finish();
   return s;
 }
