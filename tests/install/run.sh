@@ -44,6 +44,22 @@ if [[ -f "$build/plugins/xpusim_cuda_plugin.so" ]]; then
     { echo "FAIL: installed xpusim loaded '${loaded#file=}', not the module under $prefix"; exit 1; }
 fi
 
+# The Python package, when built: importable with PYTHONPATH at PREFIX's site-packages, and it
+# runs on PREFIX/share/xpusim/configs (found from its own location, no XPUSIM_CONFIG_DIR).
+site=$(ls -d "$prefix"/lib/python3*/site-packages 2>/dev/null | head -1 || true)
+if [[ -n "$site" && -d "$site/xpusim" ]]; then
+  PYTHONPATH="$site" python3 - "$configs" <<'PY'
+import os, sys
+import xpusim
+assert os.path.realpath(xpusim.config_dir()) == os.path.realpath(sys.argv[1]), xpusim.config_dir()
+r = xpusim.predict(model='resnet50', device='tpu_v2', count=8, system='cloud_tpu_v2-8', batch=128, precision='bf16')
+assert r['throughput_samples_per_s'] > 0, r
+print(f"python: ok ({xpusim.__file__})")
+PY
+elif [[ -d "$build/python/xpusim" ]]; then
+  echo "FAIL: the Python package was built but not installed under $prefix/lib/python3*/site-packages"; exit 1
+fi
+
 # A consumer project: find_package(xpusim), link xpusim::core, run it on the installed configs.
 "$cmake" -S "$here/consumer" -B "$tmp/consumer" -G "$gen" -DCMAKE_CXX_COMPILER="$cxx" \
   -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null
