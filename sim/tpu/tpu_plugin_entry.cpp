@@ -1,0 +1,18 @@
+// The one exported function of xpusim_tpu_plugin.so (engine/engine_plugin.hpp): the host loads
+// the module on first use of the `tpu_systemc` engine, so that commands which never simulate a
+// TPU do not load SystemC. Also compiled into executables that link the engine in-process
+// (unit tests, the Python module, benchmarks): the host then finds this symbol in the process
+// and loads no module.
+#include <exception>
+
+#include "engine/engine_plugin.hpp"
+#include "sim/tpu/tpu_engine.hpp"
+
+extern "C" __attribute__((visibility("default"))) xpusim::Engine* xpusim_tpu_plugin_create(int abi) {
+  if (abi != xpusim::kEnginePluginAbi) return nullptr;
+  try {
+    return xpusim::tpu::make_tpu_engine().release();
+  } catch (const std::exception&) {
+    return nullptr;  // exceptions do not cross a C entry point; the host reports the failure
+  }
+}
