@@ -12,7 +12,7 @@
 // references the symbol, and resolves it from the object that loaded it: here, outside the
 // core libraries the module hides (--exclude-libs), so that the module's copy is visible to
 // libsystemc. Executables that link the engine in-process get it from this file too.
-__attribute__((visibility("default"))) int sc_main(int, char*[]) { return 1; }
+extern "C" __attribute__((visibility("default"))) int sc_main(int, char*[]) { return 1; }
 
 extern "C" __attribute__((visibility("default"))) xpusim::Engine* xpusim_tpu_plugin_create(int abi) {
   if (abi != xpusim::kEnginePluginAbi) return nullptr;
