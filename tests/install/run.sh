@@ -36,6 +36,12 @@ print(f"{sys.argv[1]}: {len(rows)} rows")
 PY
 done
 
+# The installed binary loads the installed TPU engine module, not the build tree's.
+loaded=$(LD_DEBUG=files "$prefix/bin/xpusim" predict --device tpu_v2 --count 8 --system cloud_tpu_v2-8 --model resnet50 \
+           --batch 128 --precision bf16 --format json 2>&1 >/dev/null | grep -o "file=[^ ]*xpusim_tpu_plugin.so" | head -1)
+[[ "$loaded" == "file=$prefix/"*"/xpusim/xpusim_tpu_plugin.so" ]] ||
+  { echo "FAIL: installed xpusim loaded '${loaded#file=}', not the TPU module under $prefix"; exit 1; }
+
 # With the CUDA engine built: the installed binary loads the installed module (not the build
 # tree's), which `xpusim backends` triggers; the loader's log names the file it opened.
 if [[ -f "$build/plugins/xpusim_cuda_plugin.so" ]]; then
