@@ -7,6 +7,7 @@
 #include "common/error.hpp"
 #include "common/output.hpp"
 #include "common/records.hpp"
+#include "models/graph_record.hpp"
 #include "models/work.hpp"
 #include "models/zoo.hpp"
 
@@ -62,32 +63,11 @@ void register_graph(CLI::App& app) {
     for (int i = 0; i < g.num_ops(); ++i)
       if (a->train || g.op(i).phase == Phase::forward) shown.push_back(i);
 
-    // JSON and CSV from the same records: the totals (one row) and the ops (one row each).
+    // JSON and CSV from the same records (models/graph_record.hpp, shared with the Python
+    // module): the totals (one row) and the ops (one row each).
     if (f == OutputFormat::json || f == OutputFormat::csv) {
-      nlohmann::json ops = nlohmann::json::array();
-      if (!a->totals_only)
-        for (int i : shown) {
-          const OpNode& op = g.op(i);
-          nlohmann::json outs = nlohmann::json::array();
-          for (int o2 : op.outputs) outs.push_back(g.tensor(o2).desc.shape);
-          ops.push_back({{"name", op.name},
-                         {"kind", op_kind_name(op.kind)},
-                         {"phase", phase_name(op.phase)},
-                         {"flops", op.work.flops},
-                         {"transcendentals", op.work.transcendentals},
-                         {"bytes_read", op.work.bytes_read},
-                         {"bytes_written", op.work.bytes_written},
-                         {"output_shapes", outs}});
-        }
-      nlohmann::json j = graph_totals_json(t);
-      j["model"] = spec.name;
-      j["batch"] = a->batch;
-      j["precision"] = precision_name(o.precision);
-      // An inference pass updates nothing: no optimizer to name.
-      if (o.task == Task::inference)
-        j["task"] = task_name(o.task);
-      else
-        j["optimizer"] = optimizer_name(o.training_options.optimizer);
+      nlohmann::json ops = a->totals_only ? nlohmann::json::array() : graph_op_records(g, a->train);
+      nlohmann::json j = graph_summary_record(g, spec.name, o);
       if (f == OutputFormat::csv) {
         if (a->totals_only) print_csv_records(std::cout, nlohmann::json::array({j}), {"model", "batch", "precision"});
         else print_csv_records(std::cout, ops, {"name", "kind", "phase"});

@@ -6,20 +6,13 @@
 
 namespace xpusim::cli {
 
-nlohmann::json step_report_json(const StepReport& r) {
-  nlohmann::json j = r.to_json();
-  for (auto it = r.extra.begin(); it != r.extra.end(); ++it) j[it.key()] = it.value();
-  j.erase("extra");
-  return j;
-}
-
 void print_step_report(std::ostream& os, const StepReport& r, OutputFormat f) {
   if (f == OutputFormat::json) {
-    print_json_document(os, step_report_json(r));
+    print_json_document(os, r.to_record());
     return;
   }
   if (f == OutputFormat::csv) {  // one row, the JSON's fields (utilization.mxu, per_op_s.Conv2D, ...)
-    print_csv_records(os, nlohmann::json::array({step_report_json(r)}), {"engine", "device", "count", "system", "model"});
+    print_csv_records(os, nlohmann::json::array({r.to_record()}), {"engine", "device", "count", "system", "model"});
     return;
   }
   Table t({"field", "value"});

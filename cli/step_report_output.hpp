@@ -8,8 +8,7 @@
 
 namespace xpusim::cli {
 
-// JSON: StepReport::to_json() plus the engine's `extra` statistics lifted to the top level.
-nlohmann::json step_report_json(const StepReport& r);
+// JSON and CSV: StepReport::to_record() (the engine's `extra` lifted to the top level).
 void print_step_report(std::ostream& os, const StepReport& r, OutputFormat f);
 
 }  // namespace xpusim::cli

@@ -25,7 +25,11 @@ install(TARGETS ${xpusim_export_targets} EXPORT xpusimTargets
 # The binary links CUDA (and any library outside the system paths) from where it was found.
 set_target_properties(xpusim PROPERTIES INSTALL_RPATH_USE_LINK_PATH TRUE)
 install(TARGETS xpusim RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-# The cuda engine module, where the installed binary looks for it (predict/cuda_plugin.cpp).
+# The engine modules, where the installed binary looks for them (predict/engine_module.cpp).
+install(TARGETS xpusim_tpu_plugin LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/xpusim)
+if(TARGET xpusim_mpi_transport)
+  install(TARGETS xpusim_mpi_transport LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/xpusim)
+endif()
 if(XPUSIM_HAVE_CUDA)
   install(TARGETS xpusim_cuda_plugin LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/xpusim)
 endif()

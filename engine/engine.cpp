@@ -74,4 +74,11 @@ nlohmann::json StepReport::to_json() const {
   return j;
 }
 
+nlohmann::json StepReport::to_record() const {
+  nlohmann::json j = to_json();
+  for (auto it = extra.begin(); it != extra.end(); ++it) j[it.key()] = it.value();
+  j.erase("extra");
+  return j;
+}
+
 }  // namespace xpusim

@@ -77,6 +77,9 @@ struct StepReport {
   nlohmann::json extra = nlohmann::json::object();  // engine-specific named statistics
 
   nlohmann::json to_json() const;
+  // The record every front end prints (`predict`/`run` JSON and CSV, the Python module):
+  // to_json() with the `extra` statistics lifted to the top level.
+  nlohmann::json to_record() const;
 };
 
 struct Availability {

@@ -1,5 +1,5 @@
 // The C entry point of an engine built as a separate shared module (the `cuda` engine:
-// xpusim_cuda_plugin.so). The host dlopens the module on first use and calls this one
+// xpusim_cuda_plugin.so; the `tpu_systemc` engine: xpusim_tpu_plugin.so). The host dlopens the module on first use and calls this one
 // function; everything past it is the Engine interface (engine/engine.hpp).
 #pragma once
 
@@ -13,6 +13,8 @@ inline constexpr int kEnginePluginAbi = 1;
 // The symbol the cuda module exports (extern "C", so dlsym finds it by this name).
 inline constexpr const char* kCudaPluginSymbol = "xpusim_cuda_plugin_create";
 inline constexpr const char* kCudaPluginFile = "xpusim_cuda_plugin.so";
+inline constexpr const char* kTpuPluginSymbol = "xpusim_tpu_plugin_create";
+inline constexpr const char* kTpuPluginFile = "xpusim_tpu_plugin.so";
 
 }  // namespace xpusim
 

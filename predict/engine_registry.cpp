@@ -1,25 +1,44 @@
 // The engine registry: one line per engine. An engine that is not compiled in (CUDA without
-// nvcc) is simply absent; `xpusim backends` reports it as not compiled. The cuda engine is a
-// separately built module that is loaded on first use.
+// nvcc) is simply absent; `xpusim backends` reports it as not compiled. The cuda and
+// tpu_systemc engines are separately built modules, loaded on first use (engine_module.hpp),
+// so that commands which use neither load no CUDA library and no SystemC.
 #include "engine/engine.hpp"
 
 #include "common/error.hpp"
-#include "sim/tpu/tpu_engine.hpp"
 #include "devices/analytical/engine.hpp"
-#ifdef XPUSIM_HAVE_CUDA
-#include "predict/cuda_plugin.hpp"
-#endif
 #include "devices/cpu/cpu_engine.hpp"
+#include "predict/engine_module.hpp"
+
+// Entry points of engines linked into this process (weak: null in the xpusim binary, which
+// loads the modules instead; defined where tpu_plugin_entry.cpp / cuda_plugin_entry.cpp is
+// compiled in).
+extern "C" xpusim::Engine* xpusim_tpu_plugin_create(int abi) __attribute__((weak));
+#ifdef XPUSIM_HAVE_CUDA
+extern "C" xpusim::Engine* xpusim_cuda_plugin_create(int abi) __attribute__((weak));
+#endif
 
 namespace xpusim {
 
+namespace {
+// `description` repeats the engine's own, so that `xpusim backends` needs no module loaded.
+const EngineModule kTpuModule{
+    "tpu_systemc", kTpuPluginFile, kTpuPluginSymbol, &xpusim_tpu_plugin_create,
+    "cycle-approximate SystemC model of a TPU board (MXU, vector unit, HBM/DMA, ICI, host infeed)",
+    /*real_backend=*/false, /*has_timeline=*/true};
+#ifdef XPUSIM_HAVE_CUDA
+const EngineModule kCudaModule{
+    "cuda", kCudaPluginFile, kCudaPluginSymbol, &xpusim_cuda_plugin_create,
+    "NVIDIA GPUs via cuDNN, cuBLAS and NCCL (real training steps, timed with CUDA events)",
+    /*real_backend=*/true, /*has_timeline=*/false};
+#endif
+}  // namespace
+
 const std::vector<EngineEntry>& engine_registry() {
   static const std::vector<EngineEntry> engines = {
-      {"tpu_systemc", [] { return tpu::make_tpu_engine(); }},
+      {"tpu_systemc", [] { return make_module_engine(kTpuModule); }},
       {"analytical", [] { return std::make_unique<analytical::AnalyticalEngine>(); }},
 #ifdef XPUSIM_HAVE_CUDA
-      // A separately built module, loaded on first use (predict/cuda_plugin.hpp).
-      {"cuda", [] { return make_cuda_plugin_engine(); }},
+      {"cuda", [] { return make_module_engine(kCudaModule); }},
 #endif
       {"cpu", [] { return cpu::make_cpu_engine(); }},
   };

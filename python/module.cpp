@@ -1,6 +1,7 @@
-// The `xpusim` Python module (pybind11): predict(), graph(), compare() and validate() over the
-// same library calls as the CLI, returning plain dicts and lists (the JSON documents the CLI
-// prints, converted). Bad input raises xpusim.Error (a ValueError) with the CLI's message text,
+// xpusim._core, the compiled part of the `xpusim` Python package (python/xpusim/__init__.py):
+// predict(), graph() and the compare/validate documents over the same library calls as the
+// CLI, returning the JSON documents the CLI prints (schema_version and xpusim_version
+// included), converted to dicts and lists. Bad input raises xpusim.Error (a ValueError) with the CLI's message text,
 // a field error naming the Python keyword (`batch: must be > 0`); UnavailableError raises
 // xpusim.UnavailableError (a RuntimeError). The layer above cli/ in docs/architecture.md terms:
 // it calls every layer below and nothing includes it.
@@ -13,11 +14,13 @@
 
 #include "common/error.hpp"
 #include "common/config_paths.hpp"
+#include "common/records.hpp"
 #include "common/version.hpp"
 #include "costmodel/compare.hpp"
 #include "costmodel/study.hpp"
 #include "models/dtype.hpp"
 #include "models/training.hpp"
+#include "models/graph_record.hpp"
 #include "models/work.hpp"
 #include "models/zoo.hpp"
 #include "predict/predict.hpp"
@@ -77,11 +80,11 @@ py::object predict_py(const std::string& model, const std::string& device, int c
     py::gil_scoped_release release;  // simulations take seconds; let other Python threads run
     rep = xpusim::predict(r);
   }
-  return to_python(rep.to_json());
+  return to_python(xpusim::output_document(rep.to_record()));
 }
 
 py::object graph_py(const std::string& model, int64_t batch, const std::string& precision, const std::string& optimizer,
-                    const std::string& task) {
+                    const std::string& task, bool ops, bool train) {
   if (batch <= 0) throw xpusim::FieldError("batch", "must be > 0, got " + std::to_string(batch));
   xpusim::GraphOptions o;
   o.batch = batch;
@@ -94,13 +97,11 @@ py::object graph_py(const std::string& model, int64_t batch, const std::string& 
     throw xpusim::FieldError("optimizer", "unknown optimizer '" + opt + "' (sgd_momentum|adam)");
   o.training = true;
   o.task = xpusim::task_from_name(task);
-  xpusim::GraphTotals t = xpusim::graph_totals(xpusim::build_graph(spec, o));
-  json j = xpusim::graph_totals_json(t);
-  j["model"] = spec.name;
-  j["batch"] = batch;
-  j["precision"] = xpusim::precision_name(o.precision);
-  if (o.task != xpusim::Task::inference) j["optimizer"] = xpusim::optimizer_name(o.training_options.optimizer);
-  return to_python(j);
+  xpusim::OpGraph g = xpusim::build_graph(spec, o);
+  // The same document as `xpusim graph [--totals] --format json` (ops: [] for --totals).
+  json j = xpusim::graph_summary_record(g, spec.name, o);
+  j["ops"] = ops || train ? xpusim::graph_op_records(g, train) : json::array();
+  return to_python(xpusim::output_document(j));
 }
 
 // The study's JSON exactly as `xpusim compare STUDY --format json` prints it.
@@ -122,14 +123,14 @@ py::object validate_py(const std::string& csv_path, const std::string& framework
     xpusim::validation::ValidateOptions vo;
     vo.framework = framework;
     auto rows = xpusim::validation::read_reference_csv(csv_path);
-    j = xpusim::validation::validation_json(xpusim::validation::validate_rows(rows, vo, csv_path));
+    j = xpusim::output_document(xpusim::validation::validation_json(xpusim::validation::validate_rows(rows, vo, csv_path)));
   }
   return to_python(j);
 }
 
 }  // namespace
 
-PYBIND11_MODULE(xpusim, m) {
+PYBIND11_MODULE(_core, m) {
   m.doc() = "xpusim: accelerator simulator and cost model for ML training";
   m.attr("__version__") = xpusim::xpusim_version();
   static py::exception<xpusim::UserError> error(m, "Error", PyExc_ValueError);
@@ -149,12 +150,13 @@ PYBIND11_MODULE(xpusim, m) {
         py::kw_only(), py::arg("model"), py::arg("device"), py::arg("count") = 1, py::arg("system") = "",
         py::arg("batch") = 32, py::arg("precision") = "fp32", py::arg("framework") = py::none(),
         py::arg("data") = "synthetic", py::arg("engine") = "", py::arg("task") = "train");
-  m.def("graph", &graph_py, "Totals of one training step's op graph (as `xpusim graph --totals --format json`)",
+  m.def("graph", &graph_py, "Totals of one training step's op graph, as `xpusim graph --totals --format json`; ops=True lists the forward ops "
+        "(train=True: every op of the step), as `xpusim graph [--train] --format json`",
         py::kw_only(), py::arg("model"), py::arg("batch") = 32, py::arg("precision") = "fp32", py::arg("optimizer") = "",
-        py::arg("task") = "train");
-  m.def("compare", &compare_py, "Run a comparison study (a name under configs/studies/ or a YAML path)",
+        py::arg("task") = "train", py::arg("ops") = false, py::arg("train") = false);
+  m.def("_compare_document", &compare_py, "The document of `xpusim compare STUDY --format json` (xpusim.compare wraps it)",
         py::arg("study"));
-  m.def("validate", &validate_py, "Validate predictions against a reference CSV", py::arg("csv_path"),
+  m.def("_validate_document", &validate_py, "The document of `xpusim validate --format json` (xpusim.validate wraps it)", py::arg("csv_path"),
         py::kw_only(), py::arg("framework") = "");
   m.def("config_dir", [] { return xpusim::config_dir(); }, "The configuration root in use");
   m.def("set_config_dir", &xpusim::set_config_dir, "Use another configuration root", py::arg("path"));

@@ -11,6 +11,7 @@ PACKAGES=(
   clang libclang-rt-14-dev   # libFuzzer targets (scripts/run-fuzzers.sh)
   pybind11-dev python3-dev
   python3-pandas python3-pil   # tests: CSV loads in pandas; screenshots checked (chromium optional: tests skip)
+  python3-pip python3-setuptools python3-wheel python3-venv   # offline `pip install ./python` (README.md)
 )
 # Optional extras, large (~1 GB): the PyTorch peer for bench/ and the ONNX exports of
 # scripts/make_onnx_fixtures.py (ctest -L onnx reports SKIPPED without them):

@@ -14,10 +14,6 @@
 
 #include "common/error.hpp"
 
-// libsystemc's own main() calls sc_main; xpusim has its own main and never uses it, but the
-// shared library still references the symbol.
-int sc_main(int, char*[]) { return 1; }
-
 namespace xpusim::tpu {
 
 const std::vector<std::string>& vcd_signal_names() {

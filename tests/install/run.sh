@@ -36,12 +36,34 @@ print(f"{sys.argv[1]}: {len(rows)} rows")
 PY
 done
 
+# The installed binary loads the installed TPU engine module, not the build tree's.
+loaded=$(LD_DEBUG=files "$prefix/bin/xpusim" predict --device tpu_v2 --count 8 --system cloud_tpu_v2-8 --model resnet50 \
+           --batch 128 --precision bf16 --format json 2>&1 >/dev/null | grep -o "file=[^ ]*xpusim_tpu_plugin.so" | head -1)
+[[ "$loaded" == "file=$prefix/"*"/xpusim/xpusim_tpu_plugin.so" ]] ||
+  { echo "FAIL: installed xpusim loaded '${loaded#file=}', not the TPU module under $prefix"; exit 1; }
+
 # With the CUDA engine built: the installed binary loads the installed module (not the build
 # tree's), which `xpusim backends` triggers; the loader's log names the file it opened.
 if [[ -f "$build/plugins/xpusim_cuda_plugin.so" ]]; then
   loaded=$(LD_DEBUG=files "$prefix/bin/xpusim" backends 2>&1 >/dev/null | grep -o "file=[^ ]*xpusim_cuda_plugin.so" | head -1)
   [[ "$loaded" == "file=$prefix/"*"/xpusim/xpusim_cuda_plugin.so" ]] ||
     { echo "FAIL: installed xpusim loaded '${loaded#file=}', not the module under $prefix"; exit 1; }
+fi
+
+# The Python package, when built: importable with PYTHONPATH at PREFIX's site-packages, and it
+# runs on PREFIX/share/xpusim/configs (found from its own location, no XPUSIM_CONFIG_DIR).
+site=$(ls -d "$prefix"/lib/python3*/site-packages 2>/dev/null | head -1 || true)
+if [[ -n "$site" && -d "$site/xpusim" ]]; then
+  PYTHONPATH="$site" python3 - "$configs" <<'PY'
+import os, sys
+import xpusim
+assert os.path.realpath(xpusim.config_dir()) == os.path.realpath(sys.argv[1]), xpusim.config_dir()
+r = xpusim.predict(model='resnet50', device='tpu_v2', count=8, system='cloud_tpu_v2-8', batch=128, precision='bf16')
+assert r['throughput_samples_per_s'] > 0, r
+print(f"python: ok ({xpusim.__file__})")
+PY
+elif [[ -d "$build/python/xpusim" ]]; then
+  echo "FAIL: the Python package was built but not installed under $prefix/lib/python3*/site-packages"; exit 1
 fi
 
 # A consumer project: find_package(xpusim), link xpusim::core, run it on the installed configs.

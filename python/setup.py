@@ -1,0 +1,56 @@
+"""Packages the xpusim Python module for pip, offline: builds the CMake target xpusim_python in
+an existing build tree ($XPUSIM_BUILD_DIR, default the checkout's build/, configured by
+scripts/build.sh), then puts xpusim/__init__.py, the compiled xpusim/_core*.so and a copy of
+configs/ (found by __init__.py inside the package) into the wheel. No download: run
+  python3 -m pip install --no-index --no-build-isolation ./python
+(in a venv made with --system-site-packages, Debian's pip refuses the system site-packages)."""
+import glob
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from setuptools import setup
+from setuptools.command.build_py import build_py
+from setuptools.dist import Distribution
+
+HERE = Path(__file__).resolve().parent
+SOURCE = Path(os.environ.get("XPUSIM_SOURCE_DIR", HERE.parent)).resolve()  # the checkout (configs/, CMakeLists.txt)
+BUILD = Path(os.environ.get("XPUSIM_BUILD_DIR", SOURCE / "build")).resolve()
+
+
+def project_version():
+    m = re.search(r"project\(xpusim VERSION ([0-9.]+)", (SOURCE / "CMakeLists.txt").read_text())
+    return m.group(1)
+
+
+class BuildWithCMake(build_py):
+    def run(self):
+        super().run()
+        if not (BUILD / "CMakeCache.txt").is_file():
+            raise SystemExit(f"no CMake build tree at {BUILD}: run scripts/build.sh first or set XPUSIM_BUILD_DIR")
+        subprocess.run(["cmake", "--build", str(BUILD), "--target", "xpusim_python"], check=True)
+        built = glob.glob(str(BUILD / "python" / "xpusim" / "_core*.so"))
+        if len(built) != 1:
+            raise SystemExit(f"expected one _core*.so under {BUILD}/python/xpusim, found {built}")
+        package = Path(self.build_lib) / "xpusim"
+        shutil.copy2(built[0], package)
+        shutil.copytree(SOURCE / "configs", package / "configs", dirs_exist_ok=True)
+
+
+class BinaryDistribution(Distribution):
+    """A wheel tagged for this Python and platform: it holds a compiled module."""
+    def has_ext_modules(self):
+        return True
+
+
+setup(
+    name="xpusim",
+    version=project_version(),
+    description="Accelerator simulator and cost model for ML training",
+    packages=["xpusim"],
+    python_requires=">=3.9",
+    cmdclass={"build_py": BuildWithCMake},
+    distclass=BinaryDistribution,
+)
