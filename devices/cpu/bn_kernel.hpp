@@ -23,8 +23,8 @@ struct BnShape {
 };
 
 // mean and var receive the batch mean and the biased batch variance (what the graph's
-// saved statistics hold and what PyTorch normalises with). residual may be null. y may
-// alias residual (elementwise, each element is read before it is written).
+// saved statistics hold and what PyTorch normalises with). residual may be null. No
+// output may alias an input (the executor's memory plan never lets them).
 void bn_forward(const BnShape& sh, float eps, const float* x, const float* gamma, const float* beta,
                 const float* residual, bool relu, float* y, float* mean, float* var);
 
