@@ -1,6 +1,6 @@
 // Executor: runs a lowered training-step OpGraph for real on this CPU (oneDNN + Eigen).
-// It owns one fp32 buffer per tensor (tensors with disjoint lifetimes share storage, see
-// memory_plan.hpp), initialises weights from a seed, and runs forward, backward and
+// It owns one arena holding every tensor (tensors with disjoint lifetimes share bytes, see
+// memory_plan.hpp; tensors passed inside a fused op group have none, see fusion.cpp), initialises weights from a seed, and runs forward, backward and
 // optimizer update with per-op-kind wall-clock timing. Integer tensors (token ids, labels)
 // and dropout masks are stored as exact small integers in fp32 buffers.
 #pragma once
