@@ -61,22 +61,21 @@ void Runner::plan_fusion(const std::vector<int>& order) {
       if (cons.size() == 1) {
         const OpNode& ad = g_.op(cons[0]);
         if (ad.kind == OpKind::Add && ad.inputs.size() == 2 && ad.phase == op.phase && sole_reader(y, cons[0])) {
-          const int other = ad.inputs[0] == y ? ad.inputs[1] : ad.inputs[0];
-          if (same_layout(other, op.inputs[0]) && same_layout(ad.outputs[0], op.inputs[0]) && claim(cons[0])) {
+          // Operands stored in another layout than x's pass through a copy (bn_operand, ops_dnnl.cpp).
+          if (claim(cons[0])) {
             f.add = cons[0];
             y = ad.outputs[0];
           }
         }
       }
       const int a = relu_reading(y);
-      if (a >= 0 && same_layout(g_.op(a).outputs[0], op.inputs[0]) && claim(a)) f.relu = a;
+      if (a >= 0 && claim(a)) f.relu = a;
     } else if (op.kind == OpKind::BatchNormBackward && bn_own_kernel_bwd(i)) {
       const int dz = op.inputs[0], p = g_.tensor(dz).producer;
       if (p < 0) continue;
       const OpNode& ab = g_.op(p);
       if (ab.kind == OpKind::ActivationBackward && ab.attrs.act == ActivationFn::relu && ab.phase == op.phase &&
-          sole_reader(dz, i) && same_layout(ab.inputs[0], op.inputs[1]) && same_layout(ab.inputs[1], op.inputs[1]) &&
-          claim(p))
+          sole_reader(dz, i) && claim(p))
         f.act_bwd = p;
     }
   }

@@ -516,27 +516,47 @@ static BnShape bn_shape(const Runner& r, const OpGraph& g, int fwd, int t) {
   return sh;
 }
 
-bool Runner::bn_own_kernel_fwd(int bn) const {
-  const OpNode& op = g_.op(bn);  // in: {x, gamma, beta}; out: {y, mean, var}
-  return opts.own_batch_norm && !bf16_native && layout_block(op.inputs[0]) == layout_block(op.outputs[0]);
+// fp32 batch norm always runs on the kernel (bn_kernel.hpp) in the layout of its input x;
+// an operand stored in another layout (Inception: a blocked convolution output normalised
+// into a plain concat) passes through a scratch copy in x's layout (one reorder, which has
+// no spinning barrier, unlike oneDNN's batch norm).
+bool Runner::bn_own_kernel_fwd(int) const { return opts.own_batch_norm && !bf16_native; }
+bool Runner::bn_own_kernel_bwd(int) const { return opts.own_batch_norm && !bf16_native; }
+
+namespace {
+// Copies a batch norm operand between layouts (block 1 = plain; else channel-blocked fp32).
+void bn_relayout(Runner& r, const memory::dims& d, const float* from, int from_block, float* to, int to_block) {
+  auto desc = [&](int b) {
+    return memory::desc(d, dt::f32, b == 1 ? tag::abcd : b == 8 ? tag::aBcd8b : tag::aBcd16b);
+  };
+  memory src(desc(from_block), r.eng, const_cast<float*>(from)), dst(desc(to_block), r.eng, to);
+  dnnl::reorder(src, dst).execute(r.strm, src, dst);  // oneDNN's primitive cache keeps it
+  r.strm.wait();
 }
-bool Runner::bn_own_kernel_bwd(int bn_bwd) const {
-  const OpNode& op = g_.op(bn_bwd);  // in: {dy, x, gamma, mean, var}; out: {dx, dgamma, dbeta}
-  const int b = layout_block(op.inputs[1]);
-  return opts.own_batch_norm && !bf16_native && layout_block(op.inputs[0]) == b && layout_block(op.outputs[0]) == b;
+// t's storage in the layout `block`: t itself, or a scratch copy in slot `slot`.
+const float* bn_operand(Runner& r, const memory::dims& d, int t, int block, int slot) {
+  if (r.layout_block(t) == block) return r.ptr(t);
+  float* tmp = static_cast<float*>(r.scratch(slot, static_cast<size_t>(r.numel(t)) * sizeof(float)));
+  bn_relayout(r, d, r.ptr(t), r.layout_block(t), tmp, block);
+  return tmp;
 }
+}  // namespace
 
 void Runner::on_BatchNorm(const OpGraph& g, int i) {
   const OpNode& op = g.op(i);
   if (bn_own_kernel_fwd(i)) {
     const Fusion& f = fusion[static_cast<size_t>(i)];
+    const memory::dims d = bn_desc(g, i).dims();
+    const int b = layout_block(op.inputs[0]), out = fused_out(i);
     const float* residual = nullptr;
     if (f.add >= 0) {
       const OpNode& a = g.op(f.add);
-      residual = ptr(a.inputs[0] == op.outputs[0] ? a.inputs[1] : a.inputs[0]);
+      residual = bn_operand(*this, d, a.inputs[0] == op.outputs[0] ? a.inputs[1] : a.inputs[0], b, 1);
     }
+    float* y = layout_block(out) == b ? ptr(out) : static_cast<float*>(scratch(0, static_cast<size_t>(numel(out)) * sizeof(float)));
     bn_forward(bn_shape(*this, g, i, op.inputs[0]), kBnEps, ptr(op.inputs[0]), ptr(op.inputs[1]), ptr(op.inputs[2]),
-               residual, f.relu >= 0, ptr(fused_out(i)), ptr(op.outputs[1]), ptr(op.outputs[2]));
+               residual, f.relu >= 0, y, ptr(op.outputs[1]), ptr(op.outputs[2]));
+    if (y != ptr(out)) bn_relayout(*this, d, y, b, ptr(out), layout_block(out));
     return;
   }
   bool fresh;
@@ -561,11 +581,14 @@ void Runner::on_BatchNormBackward(const OpGraph& g, int i) {
   const OpNode& op = g.op(i);  // in: {dy, x, gamma, mean, var}; out: {dx, dgamma, dbeta}
   if (bn_own_kernel_bwd(i)) {
     const int ab = fusion[static_cast<size_t>(i)].act_bwd;  // fused ReLU backward: {dy of the ReLU, its output}
-    const float* dy = ptr(ab >= 0 ? g.op(ab).inputs[0] : op.inputs[0]);
-    const float* relu_y = ab >= 0 ? ptr(g.op(ab).inputs[1]) : nullptr;
+    const memory::dims d = bn_desc(g, op.forward_op).dims();
+    const int b = layout_block(op.inputs[1]), dx_t = op.outputs[0];
+    const float* dy = bn_operand(*this, d, ab >= 0 ? g.op(ab).inputs[0] : op.inputs[0], b, 0);
+    const float* relu_y = ab >= 0 ? bn_operand(*this, d, g.op(ab).inputs[1], b, 1) : nullptr;
+    float* dx = layout_block(dx_t) == b ? ptr(dx_t) : static_cast<float*>(scratch(2, static_cast<size_t>(numel(dx_t)) * sizeof(float)));
     bn_backward(bn_shape(*this, g, op.forward_op, op.inputs[1]), kBnEps, dy, relu_y, ptr(op.inputs[1]),
-                ptr(op.inputs[2]), ptr(op.inputs[3]), ptr(op.inputs[4]), ptr(op.outputs[0]), ptr(op.outputs[1]),
-                ptr(op.outputs[2]));
+                ptr(op.inputs[2]), ptr(op.inputs[3]), ptr(op.inputs[4]), dx, ptr(op.outputs[1]), ptr(op.outputs[2]));
+    if (dx != ptr(dx_t)) bn_relayout(*this, d, dx, b, ptr(dx_t), layout_block(dx_t));
     return;
   }
   bool fresh;
