@@ -100,6 +100,10 @@ class CpuEngine final : public Engine {
     nlohmann::json per_op(r.per_op_s);
     r.extra["per_op"] = per_op;
     r.extra["peak_rss_bytes"] = peak_rss_bytes();
+    // The memory plan's arena against its lower bound (most bytes live in one step), and how
+    // many ops ran fused into another op's handler (fusion.cpp).
+    r.extra["plan_peak_live_bytes"] = ex.peak_live_bytes();
+    r.extra["fused_ops"] = ex.fused_ops();
     r.extra["threads"] = ex.threads();
     r.extra["steps"] = req.steps;
     r.extra["step_time_mean_s"] = total / req.steps;

@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -125,35 +126,37 @@ Executor::Executor(const OpGraph& g, const ExecOptions& opts) : g_(g) {
   omp_set_num_threads(threads_);
   r_ = std::make_unique<Runner>(g, opts);
   order_ = g.schedule();
+  r_->plan_fusion(order_);
   // Tensors stored blocked in bf16 (on the native path) take two bytes per element.
   std::vector<int64_t> floats(static_cast<size_t>(g.num_tensors()));
   for (int t = 0; t < g.num_tensors(); ++t) {
     const int64_t n = g.tensor(t).desc.numel();
     floats[static_cast<size_t>(t)] = r_->bf16_stored(t) ? (n + 1) / 2 : n;
   }
-  MemoryPlan plan = plan_memory(g, opts.plan_memory, floats);
+  const std::vector<PlanStep> steps = r_->plan_steps(order_);
+  MemoryPlan plan = plan_memory(g, opts.plan_memory, floats, &steps);
+  r_->peak_live_bytes = plan.peak_live_floats * static_cast<int64_t>(sizeof(float));
   // Linux overcommits: a batch far beyond RAM would "allocate" and then be killed while
   // zeroing. Refuse up front what cannot fit in physical memory.
+  const size_t bytes = static_cast<size_t>(std::max<int64_t>(1, plan.arena_floats)) * sizeof(float);
   {
-    long double need = 0;
-    for (int64_t floats : plan.block_floats) need += static_cast<long double>(floats) * sizeof(float);
     const long double have = static_cast<long double>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
-    if (have > 0 && need > have)
-      throw UnavailableError("cpu: the step needs " + std::to_string(static_cast<double>(need) / 1e9) +
+    if (have > 0 && static_cast<long double>(bytes) > have)
+      throw UnavailableError("cpu: the step needs " + std::to_string(static_cast<double>(bytes) / 1e9) +
                              " GB of buffers, more than this machine's " + std::to_string(static_cast<double>(have) / 1e9) +
                              " GB of memory (lower the batch)");
   }
-  for (int64_t floats : plan.block_floats) {
-    size_t bytes = (static_cast<size_t>(floats) * sizeof(float) + 63) / 64 * 64;
-    float* p = static_cast<float*>(std::aligned_alloc(64, bytes));
-    if (!p) throw UnavailableError("cpu: out of memory allocating " + std::to_string(bytes) + " bytes");
-    std::memset(p, 0, bytes);
-    r_->blocks.emplace_back(p, &free_floats);
-    r_->block_bytes += static_cast<int64_t>(bytes);
-  }
+  // One arena; the plan's offsets are 64-byte aligned.
+  float* arena = static_cast<float*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
+  if (!arena) throw UnavailableError("cpu: out of memory allocating " + std::to_string(bytes) + " bytes");
+  std::memset(arena, 0, bytes);
+  r_->blocks.emplace_back(arena, &free_floats);
+  r_->block_bytes = static_cast<int64_t>(bytes);
   r_->ptrs.resize(static_cast<size_t>(g.num_tensors()));
-  for (int t = 0; t < g.num_tensors(); ++t)
-    r_->ptrs[static_cast<size_t>(t)] = r_->blocks[static_cast<size_t>(plan.block_of[static_cast<size_t>(t)])].get();
+  for (int t = 0; t < g.num_tensors(); ++t) {
+    const int64_t off = plan.offset[static_cast<size_t>(t)];
+    r_->ptrs[static_cast<size_t>(t)] = off >= 0 ? arena + off : nullptr;  // null: fused away, never stored
+  }
   for (int t = 0; t < g.num_tensors(); ++t) {
     const Tensor& T = g.tensor(t);
     if (T.role == TensorRole::weight) init_weight(g, t, data(t), opts.seed);
@@ -169,7 +172,10 @@ bool Executor::bf16() const { return r_->bf16; }
 bool Executor::bf16_native() const { return r_->bf16_native; }
 float* Executor::data(int t) { return r_->ptr(t); }
 const float* Executor::data(int t) const { return r_->ptrs[static_cast<size_t>(t)]; }
-std::vector<float> Executor::read(int t) const { return r_->read_plain(t); }
+std::vector<float> Executor::read(int t) const {
+  if (!materialized(t)) throw InternalError("cpu: tensor " + g_.tensor(t).name + " is passed inside a fused op and never stored");
+  return r_->read_plain(t);
+}
 void Executor::write(int t, const std::vector<float>& plain) { r_->write_plain(t, plain); }
 std::vector<int> Executor::persistent_tensors() const {
   std::vector<int> out;
@@ -185,6 +191,9 @@ void Executor::set_adam_step(int64_t t) { r_->adam_t = t; }
 bool Executor::stored_blocked(int t) const { return r_->blocked[static_cast<size_t>(t)] != 0; }
 float Executor::loss() const { return loss_tensor_ >= 0 ? *data(loss_tensor_) : 0.0f; }
 int64_t Executor::buffer_bytes() const { return r_->block_bytes + r_->scratch_bytes(); }
+int64_t Executor::peak_live_bytes() const { return r_->peak_live_bytes; }
+int Executor::fused_ops() const { return r_->fused_ops; }
+bool Executor::materialized(int t) const { return !r_->fused_away[static_cast<size_t>(t)] && r_->ptrs[static_cast<size_t>(t)]; }
 void Executor::set_lr(float lr) { r_->opts.lr = lr; }
 
 void Executor::fill_synthetic() {
@@ -216,9 +225,11 @@ void Executor::fill_synthetic() {
 }
 
 void Executor::run_phase(bool (*select)(const OpNode&)) {
-  for (int i : order_) {
+  for (int at : order_) {
+    if (!select(g_.op(at))) continue;
+    const int i = r_->run_as[static_cast<size_t>(at)];  // fused groups run at their last member
+    if (i < 0) continue;
     const OpNode& op = g_.op(i);
-    if (!select(op)) continue;
     auto t0 = std::chrono::steady_clock::now();
     r_->visit(g_, i);
     if (r_->bf16)

@@ -1,6 +1,6 @@
 // Executor: runs a lowered training-step OpGraph for real on this CPU (oneDNN + Eigen).
-// It owns one fp32 buffer per tensor (tensors with disjoint lifetimes share storage, see
-// memory_plan.hpp), initialises weights from a seed, and runs forward, backward and
+// It owns one arena holding every tensor (tensors with disjoint lifetimes share bytes, see
+// memory_plan.hpp; tensors passed inside a fused op group have none, see fusion.cpp), initialises weights from a seed, and runs forward, backward and
 // optimizer update with per-op-kind wall-clock timing. Integer tensors (token ids, labels)
 // and dropout masks are stored as exact small integers in fp32 buffers.
 #pragma once
@@ -37,6 +37,13 @@ struct ExecOptions {
   // Keep tensors that only conv, batch norm and elementwise ops touch channel-blocked
   // (Runner::blocked); false stores every tensor plain (the reference layout in tests).
   bool blocked_layouts = true;
+  // Fuse what the op graph allows (fp32 graphs; Runner::Fusion): conv/matmul + ReLU,
+  // batch norm [+ add] [+ ReLU], ReLU backward + batch-norm backward. Tensors passed inside
+  // a fused group are never stored (read() refuses them); false runs every op (tests).
+  bool fuse_ops = true;
+  // fp32 batch norm on bn_kernel.hpp (no spinning barriers; needed by the batch-norm
+  // fusions) where its operands share a layout; false: oneDNN's primitive (tests compare).
+  bool own_batch_norm = true;
   // Optimizer hyperparameters; the graph carries none (PyTorch conventions, see update ops).
   float lr = 0.01f;
   float momentum = 0.9f;
@@ -85,6 +92,9 @@ class Executor {
   bool bf16() const;
   bool bf16_native() const;  // bf16 graph running on native bf16 primitives
   int64_t buffer_bytes() const;  // bytes of all tensor storage
+  int64_t peak_live_bytes() const;  // most tensor bytes live in one step (the plan's lower bound)
+  int fused_ops() const;         // ops that run inside another op's handler
+  bool materialized(int t) const;  // false: passed inside a fused op, never stored (read() throws)
   void set_lr(float lr);
 
   // Seconds spent per op kind since the last reset (summed over steps), and FLOPs of the

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "devices/cpu/bn_kernel.hpp"
 #include "devices/cpu/pool_plain.hpp"
 #include "devices/cpu/runner.hpp"
 
@@ -121,7 +122,20 @@ ConvGeom conv_geom(const OpGraph& g, int fwd) {
   return c;
 }
 
-dnnl::convolution_forward::primitive_desc conv_fwd_pd(Runner& r, const OpGraph& g, int fwd) {
+// A ReLU eltwise post-op (fusion.cpp), or no attributes.
+dnnl::primitive_attr relu_attr(bool relu) {
+  dnnl::primitive_attr attr;
+  if (relu) {
+    dnnl::post_ops po;
+    po.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    attr.set_post_ops(po);
+  }
+  return attr;
+}
+
+// relu: the forward primitive itself, with the fused ReLU; false for the hint that the
+// backward primitives are created from.
+dnnl::convolution_forward::primitive_desc conv_fwd_pd(Runner& r, const OpGraph& g, int fwd, bool relu = false) {
   ConvGeom c = conv_geom(g, fwd);
   const OpNode& op = g.op(fwd);
   c.src = want(r, c.src, op.inputs[0], compute_dt(r));
@@ -134,7 +148,7 @@ dnnl::convolution_forward::primitive_desc conv_fwd_pd(Runner& r, const OpGraph& 
                 : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
                                                   dnnl::algorithm::convolution_direct, c.src, c.wei, c.dst,
                                                   c.strides, c.dil, c.pad_l, c.pad_r);
-  return dnnl::convolution_forward::primitive_desc(d, r.eng);
+  return dnnl::convolution_forward::primitive_desc(d, relu_attr(relu), r.eng);
 }
 
 template <class S>
@@ -373,14 +387,15 @@ void Runner::on_Conv2D(const OpGraph& g, int i) {
   const OpNode& op = g.op(i);
   float* w = weight_operand(i, op.inputs[1]);
   if (fresh) {
-    auto pd = conv_fwd_pd(*this, g, i);
+    const bool relu = fusion[static_cast<size_t>(i)].relu >= 0;
+    const int out = fused_out(i);  // the ReLU's output when fused (stored in the conv output's layout)
+    auto pd = conv_fwd_pd(*this, g, i, relu);
     ConvGeom c = conv_geom(g, i);
     s.prim = dnnl::convolution_forward(pd);
     s.args[DNNL_ARG_SRC] = bind_in(*this, s, pd.src_desc(), stored(*this, c.src, op.inputs[0]), ptr(op.inputs[0]), 0);
     s.args[DNNL_ARG_WEIGHTS] = bind_in(*this, s, pd.weights_desc(), c.wei, w, 1);
     if (op.attrs.has_bias) s.args[DNNL_ARG_BIAS] = memory(pd.bias_desc(), eng, ptr(op.inputs[2]));
-    s.args[DNNL_ARG_DST] =
-        bind_out(*this, s, pd.dst_desc(), stored(*this, c.dst, op.outputs[0]), ptr(op.outputs[0]), 2);
+    s.args[DNNL_ARG_DST] = bind_out(*this, s, pd.dst_desc(), stored(*this, c.dst, out), ptr(out), 2);
     exact_bf16_out[static_cast<size_t>(i)] = bf16_native;
   }
   exec(*this, s);
@@ -465,12 +480,12 @@ void Runner::on_MatMul(const OpGraph& g, int i) {
     memory::desc cd = plain(cd_dims);
     memory::desc biasd = plain({1, a.n});
     auto d = fwd_bias ? dnnl::matmul::desc(ac, bc, biasd, cd) : dnnl::matmul::desc(ac, bc, cd);
-    dnnl::matmul::primitive_desc pd(d, eng);
+    dnnl::matmul::primitive_desc pd(d, relu_attr(fusion[static_cast<size_t>(i)].relu >= 0), eng);
     s.prim = dnnl::matmul(pd);
     s.args[DNNL_ARG_SRC] = bind_in(*this, s, ac, ad, ptr(op.inputs[0]), 0);
     s.args[DNNL_ARG_WEIGHTS] = bind_in(*this, s, bc, bd, b, 1);
     if (fwd_bias) s.args[DNNL_ARG_BIAS] = memory(biasd, eng, ptr(op.inputs[2]));
-    s.args[DNNL_ARG_DST] = memory(cd, eng, ptr(op.outputs[0]));
+    s.args[DNNL_ARG_DST] = memory(cd, eng, ptr(fused_out(i)));
   }
   exec(*this, s);
   if (op.outputs.size() > 1) {  // db[n] = sum over the rows of dC
@@ -490,10 +505,62 @@ void Runner::on_MatMul(const OpGraph& g, int i) {
 
 // Training-mode batch norm. The graph's two saved statistics hold the batch mean and the
 // batch variance (oneDNN's backward pass takes the variance, not its inverse root).
+// Shape of a batch norm's operands for bn_kernel.hpp, in the layout of tensor t.
+static BnShape bn_shape(const Runner& r, const OpGraph& g, int fwd, int t) {
+  const memory::dims d = bn_desc(g, fwd).dims();
+  BnShape sh;
+  sh.n = d[0];
+  sh.c = d[1];
+  sh.s = d[2] * d[3];
+  sh.block = r.layout_block(t);
+  return sh;
+}
+
+// fp32 batch norm always runs on the kernel (bn_kernel.hpp) in the layout of its input x;
+// an operand stored in another layout (Inception: a blocked convolution output normalised
+// into a plain concat) passes through a scratch copy in x's layout (one reorder, which has
+// no spinning barrier, unlike oneDNN's batch norm).
+bool Runner::bn_own_kernel_fwd(int) const { return opts.own_batch_norm && !bf16_native; }
+bool Runner::bn_own_kernel_bwd(int) const { return opts.own_batch_norm && !bf16_native; }
+
+namespace {
+// Copies a batch norm operand between layouts (block 1 = plain; else channel-blocked fp32).
+void bn_relayout(Runner& r, const memory::dims& d, const float* from, int from_block, float* to, int to_block) {
+  auto desc = [&](int b) {
+    return memory::desc(d, dt::f32, b == 1 ? tag::abcd : b == 8 ? tag::aBcd8b : tag::aBcd16b);
+  };
+  memory src(desc(from_block), r.eng, const_cast<float*>(from)), dst(desc(to_block), r.eng, to);
+  dnnl::reorder(src, dst).execute(r.strm, src, dst);  // oneDNN's primitive cache keeps it
+  r.strm.wait();
+}
+// t's storage in the layout `block`: t itself, or a scratch copy in slot `slot`.
+const float* bn_operand(Runner& r, const memory::dims& d, int t, int block, int slot) {
+  if (r.layout_block(t) == block) return r.ptr(t);
+  float* tmp = static_cast<float*>(r.scratch(slot, static_cast<size_t>(r.numel(t)) * sizeof(float)));
+  bn_relayout(r, d, r.ptr(t), r.layout_block(t), tmp, block);
+  return tmp;
+}
+}  // namespace
+
 void Runner::on_BatchNorm(const OpGraph& g, int i) {
+  const OpNode& op = g.op(i);
+  if (bn_own_kernel_fwd(i)) {
+    const Fusion& f = fusion[static_cast<size_t>(i)];
+    const memory::dims d = bn_desc(g, i).dims();
+    const int b = layout_block(op.inputs[0]), out = fused_out(i);
+    const float* residual = nullptr;
+    if (f.add >= 0) {
+      const OpNode& a = g.op(f.add);
+      residual = bn_operand(*this, d, a.inputs[0] == op.outputs[0] ? a.inputs[1] : a.inputs[0], b, 1);
+    }
+    float* y = layout_block(out) == b ? ptr(out) : static_cast<float*>(scratch(0, static_cast<size_t>(numel(out)) * sizeof(float)));
+    bn_forward(bn_shape(*this, g, i, op.inputs[0]), kBnEps, ptr(op.inputs[0]), ptr(op.inputs[1]), ptr(op.inputs[2]),
+               residual, f.relu >= 0, y, ptr(op.outputs[1]), ptr(op.outputs[2]));
+    if (y != ptr(out)) bn_relayout(*this, d, y, b, ptr(out), layout_block(out));
+    return;
+  }
   bool fresh;
   auto& s = state_of<Prim>(*this, i, fresh);
-  const OpNode& op = g.op(i);
   if (fresh) {
     auto pd = bn_fwd_pd(*this, g, i);
     s.prim = dnnl::batch_normalization_forward(pd);
@@ -511,9 +578,21 @@ void Runner::on_BatchNorm(const OpGraph& g, int i) {
 }
 
 void Runner::on_BatchNormBackward(const OpGraph& g, int i) {
+  const OpNode& op = g.op(i);  // in: {dy, x, gamma, mean, var}; out: {dx, dgamma, dbeta}
+  if (bn_own_kernel_bwd(i)) {
+    const int ab = fusion[static_cast<size_t>(i)].act_bwd;  // fused ReLU backward: {dy of the ReLU, its output}
+    const memory::dims d = bn_desc(g, op.forward_op).dims();
+    const int b = layout_block(op.inputs[1]), dx_t = op.outputs[0];
+    const float* dy = bn_operand(*this, d, ab >= 0 ? g.op(ab).inputs[0] : op.inputs[0], b, 0);
+    const float* relu_y = ab >= 0 ? bn_operand(*this, d, g.op(ab).inputs[1], b, 1) : nullptr;
+    float* dx = layout_block(dx_t) == b ? ptr(dx_t) : static_cast<float*>(scratch(2, static_cast<size_t>(numel(dx_t)) * sizeof(float)));
+    bn_backward(bn_shape(*this, g, op.forward_op, op.inputs[1]), kBnEps, dy, relu_y, ptr(op.inputs[1]),
+                ptr(op.inputs[2]), ptr(op.inputs[3]), ptr(op.inputs[4]), dx, ptr(op.outputs[1]), ptr(op.outputs[2]));
+    if (dx != ptr(dx_t)) bn_relayout(*this, d, dx, b, ptr(dx_t), layout_block(dx_t));
+    return;
+  }
   bool fresh;
   auto& s = state_of<Prim>(*this, i, fresh);
-  const OpNode& op = g.op(i);  // in: {dy, x, gamma, mean, var}; out: {dx, dgamma, dbeta}
   if (fresh) {
     memory::desc d = bn_desc(g, op.forward_op), cd = bn_compute_desc(*this, g, op.forward_op);
     dnnl::batch_normalization_backward::primitive_desc pd(

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "devices/cpu/executor.hpp"
+#include "devices/cpu/memory_plan.hpp"
 #include "engine/op_visitor.hpp"
 
 namespace xpusim::cpu {
@@ -50,6 +51,30 @@ class Runner final : public OpVisitor<void> {
   bool bf16_stored(int t) const { return bf16_native && blocked[static_cast<size_t>(t)]; }
   std::vector<float> read_plain(int t);  // a tensor's values in plain fp32 (any storage)
   void write_plain(int t, const std::vector<float>& values);  // the inverse of read_plain
+  // Fusion (fusion.cpp), decided from graph patterns on fp32 graphs: what each op's handler
+  // runs along with it. relu: a ReLU Activation applied to the result (a oneDNN eltwise
+  // post-op for Conv2D and MatMul, in the kernel for batch norm); add: an Add of the batch
+  // norm's output and one other tensor (before the ReLU); act_bwd: a ReLU
+  // ActivationBackward whose result only this BatchNormBackward reads.
+  struct Fusion {
+    int relu = -1, add = -1, act_bwd = -1;
+  };
+  std::vector<Fusion> fusion;  // per op
+  // Per op: the handler to run at this op's place in the schedule: itself, the head of its
+  // fused group (at the group's last member, when every input of the group exists), or -1.
+  std::vector<int> run_as;
+  int fused_ops = 0;  // ops run inside another op's handler
+  std::vector<char> fused_away;  // per tensor: passed inside a fused group, never stored
+  void plan_fusion(const std::vector<int>& order);
+  // The execution steps (memory_plan.hpp) of `order` under the fusion plan.
+  std::vector<PlanStep> plan_steps(const std::vector<int>& order) const;
+  // The tensor the op's handler writes in place of its first output (the last fused op's).
+  int fused_out(int op) const;
+  // Batch norm on bn_kernel.hpp (fp32, operands in one layout) rather than oneDNN.
+  bool bn_own_kernel_fwd(int bn) const;
+  bool bn_own_kernel_bwd(int bn_bwd) const;
+  int layout_block(int t) const { return blocked[static_cast<size_t>(t)] ? (avx512 ? 16 : 8) : 1; }
+  int64_t peak_live_bytes = 0;  // the memory plan's lower bound
   bool training = true;    // dropout active
   uint64_t dropout_step = 0;
   int64_t adam_t = 0;      // Adam's step counter (bias correction)

@@ -206,7 +206,7 @@ TEST_CASE("channel-blocked storage gives the results of plain storage (fp32)", "
     ex->backward();
   }
   for (int t = 0; t < g.num_tensors(); ++t) {
-    if (g.tensor(t).is_view) continue;
+    if (g.tensor(t).is_view || !blocked->materialized(t) || !plain.materialized(t)) continue;  // fused away
     const std::vector<float> a = blocked->read(t), b = plain.read(t);
     INFO(g.tensor(t).name);
     CHECK(rel_l2(a.data(), b.data(), static_cast<int64_t>(a.size())) < 1e-5);
