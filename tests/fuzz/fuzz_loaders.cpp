@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -31,9 +32,17 @@
 
 namespace {
 
+// The input's file lives in memory (/dev/shm) where there is one: on ext4, rewriting a file
+// with O_TRUNC makes close() start writeback (auto_da_alloc), and that disk I/O was 95% of an
+// execution (topology_csv: 244 exec/s on /tmp, 4,400 on /dev/shm, same machine and load).
 std::string scratch_path(const char* ext) {
-  const char* dir = std::getenv("TMPDIR");
-  return std::string(dir && *dir ? dir : "/tmp") + "/xpusim_fuzz_" + std::to_string(getpid()) + ext;
+  static const std::string dir = [] {
+    std::error_code ec;
+    if (std::filesystem::is_directory("/dev/shm", ec) && access("/dev/shm", W_OK) == 0) return std::string("/dev/shm");
+    const char* tmp = std::getenv("TMPDIR");
+    return std::string(tmp && *tmp ? tmp : "/tmp");
+  }();
+  return dir + "/xpusim_fuzz_" + std::to_string(getpid()) + ext;
 }
 
 std::string write_input(const uint8_t* data, size_t size, const char* ext) {
