@@ -6,7 +6,7 @@
 //   included); CSV parsers get it as text or as a file, as the CLI does.
 //   What is not the input (the catalogues of configs/ a study checks names against) is read
 //   once in LLVMFuzzerInitialize and stays cached: each execution parses and validates its
-//   input only, which is what the fuzzer is for (study_yaml: ~5x more executions per second).
+//   input only, which is what the fuzzer is for (study_yaml: ~4x more executions per second).
 #include <unistd.h>
 
 #include <cstdint>
@@ -33,8 +33,8 @@
 namespace {
 
 // The input's file lives in memory (/dev/shm) where there is one: on ext4, rewriting a file
-// with O_TRUNC makes close() start writeback (auto_da_alloc), and that disk I/O was 95% of an
-// execution (topology_csv: 244 exec/s on /tmp, 4,400 on /dev/shm, same machine and load).
+// with O_TRUNC makes close() start writeback (auto_da_alloc), and waiting for it was over 90%
+// of the wall time (topology_csv: 245 exec/s on /tmp, ~3,000 on /dev/shm, same machine).
 std::string scratch_path(const char* ext) {
   static const std::string dir = [] {
     std::error_code ec;
