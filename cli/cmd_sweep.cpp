@@ -1,13 +1,18 @@
 // `xpusim sweep SWEEP.yaml -o ROWS.csv|.jsonl`: a design-space sweep (configs/sweeps/), one
 // row per point streamed to the row file, then a summary (Pareto front, best point per
 // objective) on stdout and an optional SVG chart. --jobs N forks N workers; under mpirun the
-// points are spread over the ranks. Every mode writes the same bytes.
+// points are spread over the ranks. Every mode writes the same bytes. Ctrl-C (or SIGTERM)
+// stops after the points being evaluated: the finished rows stay in the row file, a summary
+// of them is printed, the exit code is 130 and --resume continues (not under mpirun, where
+// mpirun's own signal handling applies).
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "cli/commands.hpp"
+#include "common/checked_io.hpp"
 #include "common/config_paths.hpp"
 #include "common/error.hpp"
 #include "common/output.hpp"
@@ -72,14 +77,29 @@ void register_sweep(CLI::App& app) {
                 << ", " << s.axes.size() << " axes); MPI " << (sweep::mpi_built() ? "built" : "not built") << "\n";
       return;
     }
+    std::optional<StopOnSignal> guard;
+    if (!o.mpi) {
+      guard.emplace();
+      o.stop = &guard->flag();
+      o.on_row = test_interrupt_point;
+    }
     sweep::RunStats st = sweep::run_sweep(s, o);
+    guard.reset();
     if (!st.root) return;
+    const long long run = st.interrupted ? st.written : st.computed;
     std::fprintf(stderr, "sweep %s: %lld points, %lld resumed, %lld run in %.2f s (%.1f points/s, %d process%s)\n",
-                 s.name.c_str(), st.points, st.resumed, st.computed, st.seconds,
-                 st.seconds > 0 ? double(st.computed) / st.seconds : 0.0, st.processes, st.processes == 1 ? "" : "es");
+                 s.name.c_str(), st.points, st.resumed, run, st.seconds,
+                 st.seconds > 0 ? double(run) / st.seconds : 0.0, st.processes, st.processes == 1 ? "" : "es");
     std::vector<sweep::PointResult> rows = sweep::read_rows(s, o.output, o.format);
     sweep::Summary sum = sweep::summarize(s, rows);
     sweep::print_summary(std::cout, s, rows, sum, a->summary == "json");
+    if (st.interrupted) {
+      check_stream(std::cout, "stdout");
+      throw InterruptedError("sweep stopped after " + std::to_string(st.resumed + st.written) + " of " +
+                             std::to_string(st.points) + " points (" + std::to_string(st.resumed) +
+                             " resumed); the summary covers the finished points, kept in " + o.output +
+                             "; continue with --resume" + (a->chart.empty() ? "" : " (no chart for a partial run)"));
+    }
     if (!a->chart.empty()) {
       std::ofstream out(a->chart);
       if (!out) throw UserError("--chart: cannot write '" + a->chart + "'");

@@ -121,6 +121,12 @@ int config_file_loads(const std::string& path) {
   return it == c.loads.end() ? 0 : it->second;
 }
 
+void forget_config_file(const std::string& path) {
+  FileCache& c = file_cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  c.files.erase(path);
+}
+
 void reset_config_file_loads() {
   FileCache& c = file_cache();
   std::lock_guard<std::mutex> lock(c.mu);

@@ -29,5 +29,9 @@ YAML::Node load_config_yaml(const std::string& path);
 // How many times `path` was actually opened and parsed by load_config_yaml (tests count loads).
 int config_file_loads(const std::string& path);
 void reset_config_file_loads();
+// Drops one file from the cache, so that its next load reads it again even when its size and
+// modification time look unchanged (a file rewritten within the clock's resolution: the fuzzers'
+// scratch input). The other files stay cached.
+void forget_config_file(const std::string& path);
 
 }  // namespace xpusim

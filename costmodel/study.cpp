@@ -310,7 +310,7 @@ std::optional<std::pair<std::string, std::string>> offer_problem(const PriceCata
   return std::nullopt;
 }
 
-Study load_study(const std::string& path, const PriceCatalog* catalog) {
+Study load_study(const std::string& path, const PriceCatalog* catalog, const std::vector<std::string>* known) {
   const PriceCatalog& prices = catalog ? *catalog : default_price_catalog();
   YAML::Node root = load_config_yaml(path);
   SpecReader top(root, path);
@@ -329,7 +329,9 @@ Study load_study(const std::string& path, const PriceCatalog* catalog) {
   if (!targets.IsSequence() || targets.size() == 0) top.fail("targets", "expected a non-empty list");
   for (size_t i = 0; i < targets.size(); ++i) s.targets.push_back(read_target(targets[i], path, i));
   if (present(defaults) && !defaults.IsMap()) top.fail("defaults", "expected a mapping of option keys");
-  std::vector<std::string> devices = known_devices();
+  std::vector<std::string> listed;
+  if (!known) listed = known_devices();
+  const std::vector<std::string>& devices = known ? *known : listed;
   OptionReader rd{path, prices, devices, s.targets};
   if (present(options)) {
     if (!options.IsSequence()) top.fail("options", "expected a list");

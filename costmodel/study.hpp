@@ -62,8 +62,11 @@ struct Study {
   std::string breakeven_against;          // option label owned options are compared with
 };
 
-// Loads and validates a study. `catalog` defaults to the configured price catalog.
-Study load_study(const std::string& path, const PriceCatalog* catalog = nullptr);
+// Loads and validates a study. `catalog` defaults to the configured price catalog, `devices`
+// (the device names an option may use) to known_devices(), which reads every system file:
+// a caller loading many studies (the fuzzer) passes the list once read.
+Study load_study(const std::string& path, const PriceCatalog* catalog = nullptr,
+                 const std::vector<std::string>* devices = nullptr);
 
 // Whether `device` may be billed as `offer` at tier `tier_text`: nullopt when it may, else the
 // key (offer | pricing) and the message. Shared by studies and sweeps.

@@ -1,6 +1,7 @@
 #include "engine/platform_spec.hpp"
 
 #include <filesystem>
+#include <mutex>
 
 #include "models/zoo.hpp"
 
@@ -74,8 +75,9 @@ SystemSpec find_system(const std::string& name_or_path, const std::string& field
   return load_system_spec(find_config_file("systems", name_or_path, field, "system"));
 }
 
-std::map<std::string, DatasetSpec> load_datasets() {
-  std::string path = (fs::path(config_dir()) / "datasets.yaml").string();
+namespace {
+
+std::map<std::string, DatasetSpec> parse_datasets(const std::string& path) {
   YAML::Node root = load_config_yaml(path);
   if (!root.IsMap()) throw UserError(path + ": expected a mapping of dataset name -> fields");
   std::map<std::string, DatasetSpec> out;
@@ -94,6 +96,33 @@ std::map<std::string, DatasetSpec> load_datasets() {
     d.source = r.text("source", std::string(""), "where the numbers come from");
     r.finish();
     out[name] = d;
+  }
+  return out;
+}
+
+}  // namespace
+
+// Parsed once per version of the file (path, size, modification time, as load_config_yaml's
+// cache): a study looks a dataset up per target and the study fuzzer per input, and parsing
+// the whole file each time was most of that work.
+std::map<std::string, DatasetSpec> load_datasets() {
+  const std::string path = (fs::path(config_dir()) / "datasets.yaml").string();
+  static std::mutex mu;
+  static std::string memo_path;
+  static fs::file_time_type memo_mtime;
+  static std::uintmax_t memo_size = 0;
+  static std::map<std::string, DatasetSpec> memo;
+  std::error_code ec;
+  const auto mtime = fs::last_write_time(path, ec);
+  const auto size = ec ? 0 : fs::file_size(path, ec);
+  std::lock_guard<std::mutex> lock(mu);
+  if (!ec && path == memo_path && mtime == memo_mtime && size == memo_size) return memo;
+  std::map<std::string, DatasetSpec> out = parse_datasets(path);  // errors are not memoised
+  if (!ec) {
+    memo_path = path;
+    memo_mtime = mtime;
+    memo_size = size;
+    memo = out;
   }
   return out;
 }

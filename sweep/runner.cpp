@@ -5,6 +5,7 @@
 #include "sweep/runner.hpp"
 
 #include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -64,7 +65,8 @@ std::vector<std::string> complete_lines(const std::string& path) {
 // Writes rows in the order of `order`, holding back rows that arrive early.
 class OrderedWriter {
  public:
-  OrderedWriter(std::ofstream& out, const std::vector<long long>& order) : out_(out), order_(order) {}
+  OrderedWriter(std::ofstream& out, const std::vector<long long>& order, std::function<void()> on_row)
+      : out_(out), order_(order), on_row_(std::move(on_row)) {}
   void add(long long index, std::string line) {
     pending_.emplace(index, std::move(line));
     while (next_ < order_.size()) {
@@ -72,17 +74,37 @@ class OrderedWriter {
       if (it == pending_.end()) break;
       out_ << it->second << '\n';
       out_.flush();  // a killed run keeps every row written so far
+      if (!out_) throw UserError("sweep: row file: write failed (disk full?)");
       pending_.erase(it);
       ++next_;
+      if (on_row_) on_row_();
     }
   }
   size_t written() const { return next_; }
  private:
   std::ofstream& out_;
   const std::vector<long long>& order_;
-  std::map<long long, std::string> pending_;
+  std::function<void()> on_row_;
+  std::map<long long, std::string> pending_;  // rows past a gap: dropped if the run stops
   size_t next_ = 0;
 };
+
+bool stopped(const std::atomic<bool>* stop) { return stop && stop->load(); }
+
+// A forked worker's own stop flag. The worker takes SIGINT (Ctrl-C reaches the whole process
+// group) and the SIGTERM its parent forwards alike: finish the current point, then exit. It
+// does not take a second signal as "kill now" (the inherited handler would), since Ctrl-C
+// plus the forwarded SIGTERM are two signals for one stop; a second Ctrl-C kills the parent,
+// and the worker then ends at its next write (SIGPIPE).
+std::atomic<bool> g_worker_stop{false};
+extern "C" void on_worker_stop(int) { g_worker_stop.store(true); }
+void worker_take_stop_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = on_worker_stop;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
 
 class Progress {
  public:
@@ -147,8 +169,10 @@ std::vector<int> assign_workers(const SweepSpec& s, const std::vector<Point>& to
 
 // --jobs N: N forked workers, each evaluating its share of the points (assign_workers) and sending
 // "INDEX<TAB>LINE\n" through a pipe; this process only merges.
-void run_forked(const SweepSpec& s, const RowFormat f, const std::vector<Point>& todo, int jobs, OrderedWriter& w,
-                Progress& bar) {
+// Returns whether it was stopped (RunOptions::stop): then the workers were told to stop after
+// their current point and only the rows they finished are merged.
+bool run_forked(const SweepSpec& s, const RowFormat f, const std::vector<Point>& todo, int jobs, OrderedWriter& w,
+                Progress& bar, const std::atomic<bool>* stop) {
   const std::vector<int> who = assign_workers(s, todo, jobs);
   struct Worker {
     pid_t pid = -1;
@@ -168,10 +192,12 @@ void run_forked(const SweepSpec& s, const RowFormat f, const std::vector<Point>&
       for (const auto& prev : ws)
         if (prev.fd >= 0) ::close(prev.fd);
       int code = 0;
+      if (stop) worker_take_stop_signals();
       try {
         Evaluator ev;
         for (size_t i = 0; i < todo.size(); ++i) {
           if (who[i] != k) continue;
+          if (stopped(stop) || g_worker_stop.load()) break;
           PointResult r = ev.evaluate(s, todo[i]);
           write_all(p[1], std::to_string(r.point) + "\t" + format_row(s, r, f) + "\n");
         }
@@ -190,7 +216,15 @@ void run_forked(const SweepSpec& s, const RowFormat f, const std::vector<Point>&
   long long received = 0;
   size_t open = ws.size();
   std::vector<char> chunk(1 << 16);
+  bool forwarded = false;
   while (open > 0) {
+    // A stop reached this process (Ctrl-C reaches the whole process group, `kill` only this
+    // one): tell every worker once. They finish their point and close their pipe.
+    if (stopped(stop) && !forwarded) {
+      for (const auto& wk : ws)
+        if (wk.fd >= 0) ::kill(wk.pid, SIGTERM);
+      forwarded = true;
+    }
     std::vector<pollfd> fds;
     std::vector<size_t> who;
     for (size_t k = 0; k < ws.size(); ++k)
@@ -198,10 +232,13 @@ void run_forked(const SweepSpec& s, const RowFormat f, const std::vector<Point>&
         fds.push_back({ws[k].fd, POLLIN, 0});
         who.push_back(k);
       }
-    if (poll(fds.data(), fds.size(), -1) < 0) {
-      if (errno == EINTR) continue;
+    // A timeout, so that a stop arriving just before poll() is still forwarded at once.
+    const int ready = poll(fds.data(), fds.size(), stop ? 200 : -1);
+    if (ready < 0) {
+      if (errno == EINTR) continue;  // a signal: the loop head looks at the stop flag
       throw InternalError(std::string("sweep: poll failed: ") + std::strerror(errno));
     }
+    if (ready == 0) continue;
     for (size_t i = 0; i < fds.size(); ++i) {
       if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       Worker& wk = ws[who[i]];
@@ -226,6 +263,10 @@ void run_forked(const SweepSpec& s, const RowFormat f, const std::vector<Point>&
     }
   }
   std::string failed;
+  if (forwarded || stopped(stop)) {  // workers that stopped early (or were killed by a second signal) are expected
+    for (const auto& wk : ws) waitpid(wk.pid, nullptr, 0);
+    return true;
+  }
   for (size_t k = 0; k < ws.size(); ++k) {
     int st = 0;
     waitpid(ws[k].pid, &st, 0);
@@ -234,6 +275,7 @@ void run_forked(const SweepSpec& s, const RowFormat f, const std::vector<Point>&
                 std::to_string(ws[k].expected) + " rows";
   }
   if (!failed.empty()) throw InternalError("sweep:" + failed + " (rows written so far are kept; rerun with resume)");
+  return false;
 }
 
 }  // namespace
@@ -309,7 +351,8 @@ RunStats run_sweep(const SweepSpec& s, const RunOptions& o) {
   for (long long i : todo_idx) todo.push_back(points[static_cast<size_t>(i)]);
   st.computed = static_cast<long long>(todo.size());
 
-  OrderedWriter w(out, todo_idx);
+  OrderedWriter w(out, todo_idx, st.root ? o.on_row : std::function<void()>());
+  const std::atomic<bool>* stop = o.mpi ? nullptr : o.stop;
   Progress bar(s.name, st.computed, o.progress && st.root);
   if (o.mpi && world.size > 1) {
     Evaluator ev;
@@ -354,18 +397,24 @@ RunStats run_sweep(const SweepSpec& s, const RunOptions& o) {
       mpi::abort_all(1);
     }
   } else if (o.jobs > 1 && !todo.empty()) {
-    run_forked(s, o.format, todo, o.jobs, w, bar);
+    st.interrupted = run_forked(s, o.format, todo, o.jobs, w, bar, stop);
   } else {
     Evaluator ev;
     long long k = 0;
     for (const auto& p : todo) {
+      if (stopped(stop)) {
+        st.interrupted = true;
+        break;
+      }
       PointResult r = ev.evaluate(s, p);
       w.add(r.point, format_row(s, r, o.format));
       bar.update(++k);
     }
   }
   bar.finish();
-  if (st.root && w.written() != todo.size())
+  st.written = static_cast<long long>(w.written());
+  if (st.interrupted && w.written() == todo.size()) st.interrupted = false;  // the stop came after the last point
+  if (st.root && !st.interrupted && w.written() != todo.size())
     throw InternalError("sweep: " + std::to_string(w.written()) + " of " + std::to_string(todo.size()) + " rows written");
   if (o.mpi) mpi::finalize();
   st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -3,6 +3,8 @@
 // point order, one flushed line at a time, so the file is byte-identical whatever the mode
 // and N, and a killed run leaves a prefix that --resume completes.
 #pragma once
+#include <atomic>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,13 @@ struct RunOptions {
   int jobs = 1;              // worker processes on this machine
   bool mpi = false;          // partition over MPI ranks (run under mpirun)
   bool progress = false;     // progress bar on stderr (points/s, ETA)
+  // Set asynchronously (SIGINT/SIGTERM) to stop after the points being evaluated: the rows
+  // finished in point order stay in `output` (a prefix that resume completes) and the stats
+  // say `interrupted`. Forked workers inherit the handler and check their own copy of the
+  // flag; this process forwards the signal to them once. Not used under MPI.
+  const std::atomic<bool>* stop = nullptr;
+  // Called after each row written to `output` (the CLI's interrupt test hook).
+  std::function<void()> on_row;
 };
 
 struct RunStats {
@@ -24,6 +33,8 @@ struct RunStats {
   long long points = 0, resumed = 0, computed = 0;
   int processes = 1;
   double seconds = 0;
+  bool interrupted = false;  // stopped by RunOptions::stop; `written` of `computed` rows are in the file
+  long long written = 0;     // rows this run wrote
 };
 
 RunStats run_sweep(const SweepSpec& s, const RunOptions& o);

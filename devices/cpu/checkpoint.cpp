@@ -54,6 +54,8 @@ void write_checkpoint(const std::string& dir, const TrainCheckpoint& ck) {
   h << "optimizer " << ck.optimizer << '\n' << "lr " << exact(ck.lr) << '\n' << "batch " << ck.batch << '\n';
   h << "seed " << ck.seed << '\n' << "train_images " << ck.train_images << '\n';
   h << "test_images " << ck.test_images << '\n' << "threads " << ck.threads << '\n';
+  if (!ck.isa.empty()) h << "isa " << ck.isa << '\n';
+  if (!ck.bf16_mode.empty()) h << "bf16_mode " << ck.bf16_mode << '\n';
   h << "epoch " << ck.epoch << '\n' << "dropout_step " << ck.dropout_step << '\n';
   h << "adam_step " << ck.adam_step << '\n' << "rng " << ck.rng_state << '\n';
   for (const auto& e : ck.epochs)
@@ -117,6 +119,8 @@ std::optional<TrainCheckpoint> read_checkpoint(const std::string& dir) {
     else if (key == "train_images") ok = bool(ls >> ck.train_images);
     else if (key == "test_images") ok = bool(ls >> ck.test_images);
     else if (key == "threads") ok = bool(ls >> ck.threads);
+    else if (key == "isa") ok = bool(ls >> ck.isa);
+    else if (key == "bf16_mode") ok = bool(ls >> ck.bf16_mode);
     else if (key == "epoch") ok = bool(ls >> ck.epoch);
     else if (key == "dropout_step") ok = bool(ls >> ck.dropout_step);
     else if (key == "adam_step") ok = bool(ls >> ck.adam_step);
@@ -176,6 +180,12 @@ void check_checkpoint_matches(const TrainCheckpoint& saved, const TrainCheckpoin
   differ("seed", "seed", std::to_string(saved.seed), std::to_string(now.seed));
   differ("train_limit", "training images", std::to_string(saved.train_images), std::to_string(now.train_images));
   differ("test_limit", "test images", std::to_string(saved.test_images), std::to_string(now.test_images));
+  differ("threads", "threads", std::to_string(saved.threads), std::to_string(now.threads));
+  // No flag picks these: the run moved to another CPU (or oneDNN build).
+  if (!saved.isa.empty() && !now.isa.empty())
+    differ("checkpoint", "oneDNN ISA", saved.isa, now.isa);
+  if (!saved.bf16_mode.empty() && !now.bf16_mode.empty())
+    differ("checkpoint", "bf16 mode", saved.bf16_mode, now.bf16_mode);
 }
 
 }  // namespace xpusim::cpu

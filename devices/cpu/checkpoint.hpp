@@ -23,13 +23,17 @@ struct TrainCheckpoint {
   int64_t batch = 0;
   uint64_t seed = 0;
   int64_t train_images = 0, test_images = 0;
+  // The effective thread count and the CPU's kernels: oneDNN may sum in another order with
+  // another thread count or ISA, so these must match too. Empty strings (a file written
+  // before they were recorded) are not checked.
+  int threads = 0;
+  std::string isa, bf16_mode;
   // Where it is.
   int epoch = 0;                    // last finished epoch
   std::vector<EpochRecord> epochs;  // the log so far, exact values
   std::string rng_state;            // std::mt19937_64 as operator<< writes it
   uint64_t dropout_step = 0;
   int64_t adam_step = 0;
-  int threads = 0;                  // informational: results can depend on the thread count
   std::vector<int64_t> order;       // the data order after the last epoch's shuffle
   struct TensorData {
     std::string name;
@@ -49,7 +53,9 @@ void write_checkpoint(const std::string& dir, const TrainCheckpoint& ck);
 // one (wrong magic or version, truncated, checksum mismatch).
 std::optional<TrainCheckpoint> read_checkpoint(const std::string& dir);
 // FieldError naming the first field (model, dataset, precision, optimizer, lr, batch, seed,
-// train_limit, test_limit) where `saved` differs from `now`.
+// train_limit, test_limit, threads; `checkpoint` for another CPU ISA or bf16 mode) where
+// `saved` differs from `now`: a resume promises bit-identical results, which any of these
+// would break.
 void check_checkpoint_matches(const TrainCheckpoint& saved, const TrainCheckpoint& now, const std::string& dir);
 
 }  // namespace xpusim::cpu

@@ -194,6 +194,8 @@ TrainResult train_fashion_mnist(const TrainOptions& o) {
   ck.train_images = n_train;
   ck.test_images = n_test;
   ck.threads = ex.threads();
+  ck.isa = res.isa;
+  ck.bf16_mode = res.bf16_mode;
   const std::vector<int> persistent = ex.persistent_tensors();
   int first_epoch = 1;
   double seconds_before = 0;  // training time of the epochs taken from the checkpoint

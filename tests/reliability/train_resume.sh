@@ -3,7 +3,7 @@
 # is train_interrupt.sh's; both take the same path), then
 # `--resume`d, gives bit-identical losses and accuracies to an uninterrupted run with the same
 # seed (issue 16); the log of the resumed run holds every epoch; a resume with another batch or
-# seed is refused naming the flag. Exits 77 (skipped) without the Fashion-MNIST package.
+# seed, thread count or learning rate is refused naming the flag. Exits 77 (skipped) without the Fashion-MNIST package.
 #   train_resume.sh XPUSIM_BIN
 set -u
 bin="$1"
@@ -32,6 +32,11 @@ total=$((done_epochs + 2))
 [[ $rc == 2 ]] && grep -q -- "--batch: .* was written with batch 32, not 64" "$dir/err" || { echo "batch mismatch: exit $rc"; cat "$dir/err"; fail=1; }
 "$bin" train "${opts[@]}" --batch 32 --seed 8 --epochs-max "$total" --checkpoint "$ck" --resume >/dev/null 2>"$dir/err"; rc=$?
 [[ $rc == 2 ]] && grep -q -- "--seed: .* was written with seed 7, not 8" "$dir/err" || { echo "seed mismatch: exit $rc"; cat "$dir/err"; fail=1; }
+# Another thread count (oneDNN may sum in another order) or learning rate: refused too.
+"$bin" train "${opts[@]:0:8}" --threads 2 --batch 32 --seed 7 --epochs-max "$total" --checkpoint "$ck" --resume >/dev/null 2>"$dir/err"; rc=$?
+[[ $rc == 2 ]] && grep -q -- "--threads: .* was written with threads 1, not 2" "$dir/err" || { echo "threads mismatch: exit $rc"; cat "$dir/err"; fail=1; }
+"$bin" "${common[@]}" --lr 0.02 --epochs-max "$total" --checkpoint "$ck" --resume >/dev/null 2>"$dir/err"; rc=$?
+[[ $rc == 2 ]] && grep -q -- "--lr: .* was written with learning rate 0.0099999997764825821, not 0.019999999552965164" "$dir/err" || { echo "lr mismatch: exit $rc"; cat "$dir/err"; fail=1; }
 # Resumed to `total` epochs, and the same number of epochs without interruption.
 "$bin" "${common[@]}" --epochs-max "$total" --checkpoint "$ck" --resume --log "$dir/resumed.tsv" --format json \
   >"$dir/resumed.json" 2>"$dir/err" || { echo "resumed run failed"; cat "$dir/err"; exit 1; }

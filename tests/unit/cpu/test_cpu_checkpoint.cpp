@@ -51,6 +51,9 @@ TrainCheckpoint sample_checkpoint() {
   ck.seed = 7;
   ck.train_images = 5;
   ck.test_images = 3;
+  ck.threads = 2;
+  ck.isa = "avx2";
+  ck.bf16_mode = "off";
   ck.epoch = 2;
   ck.epochs = {{1, 0.5, 1.0 / 3.0, 0.7}, {2, 1.25, 0.1 + 0.2, 0.8125}};
   ck.rng_state = "1 2 3";
@@ -116,6 +119,9 @@ TEST_CASE("checkpoint: file round trip, damaged files and other options refused"
   CHECK(back->epochs[1].train_loss == ck.epochs[1].train_loss);
   CHECK(back->rng_state == "1 2 3");
   CHECK(back->dropout_step == 42);
+  CHECK(back->threads == 2);
+  CHECK(back->isa == "avx2");
+  CHECK(back->bf16_mode == "off");
   CHECK(back->order == ck.order);
   REQUIRE(back->tensors.size() == 2);
   CHECK(same_bits(back->tensors[0].values, ck.tensors[0].values));
@@ -137,6 +143,53 @@ TEST_CASE("checkpoint: file round trip, damaged files and other options refused"
   other = ck;
   other.train_images = 6;
   CHECK_THROWS_WITH(check_checkpoint_matches(ck, other, dir), Catch::StartsWith("train_limit:"));
+  // Every other option that changes the numbers is refused too, naming its field (the CLI
+  // turns the field into the flag).
+  auto refused_as = [&](const TrainCheckpoint& now, const std::string& field, const std::string& says) {
+    try {
+      check_checkpoint_matches(ck, now, dir);
+      FAIL("a resume with another " + field + " was accepted");
+    } catch (const FieldError& e) {
+      CHECK(e.field() == field);
+      CHECK_THAT(e.message(), Catch::Contains(says));
+    }
+  };
+  other = ck;
+  other.threads = 4;
+  refused_as(other, "threads", "was written with threads 2, not 4");
+  other = ck;
+  other.lr = static_cast<float>(2e-3);
+  refused_as(other, "lr", "was written with learning rate 0.0010000000474974513, not 0.0020000000949949026");
+  other = ck;
+  other.model = "fashion_cnn";
+  refused_as(other, "model", "was written with model mnist_mlp, not fashion_cnn");
+  other = ck;
+  other.precision = "bf16";
+  refused_as(other, "precision", "was written with precision fp32, not bf16");
+  other = ck;
+  other.optimizer = "sgd_momentum";
+  refused_as(other, "optimizer", "was written with optimizer adam, not sgd_momentum");
+  other = ck;
+  other.test_images = 4;
+  refused_as(other, "test_limit", "was written with test images 3, not 4");
+  other = ck;
+  other.isa = "avx512_core";
+  refused_as(other, "checkpoint", "was written with oneDNN ISA avx2, not avx512_core");
+  other = ck;
+  other.bf16_mode = "emulated";
+  refused_as(other, "checkpoint", "was written with bf16 mode off, not emulated");
+  // A file from before the ISA and bf16 mode were recorded: those two are not checked.
+  other = ck;
+  other.isa = "avx512_core";
+  TrainCheckpoint older = ck;
+  older.isa.clear();
+  older.bf16_mode.clear();
+  check_checkpoint_matches(older, other, dir);
+  write_checkpoint(dir, older);
+  auto older_back = read_checkpoint(dir);
+  REQUIRE(older_back.has_value());
+  CHECK(older_back->isa.empty());
+  write_checkpoint(dir, ck);
 
   // Damaged files.
   const std::string path = checkpoint_path(dir);
