@@ -27,7 +27,13 @@ if [[ -f "$plugins/xpusim_mpi_transport.so" ]]; then
 fi
 
 rss_kb=$(/usr/bin/time -f '%M' "$bin" --help 2>&1 >/dev/null | tail -1)
-(( rss_kb < 40 * 1024 )) || { echo "xpusim --help peaked at $rss_kb KB (goal < 40 MB)"; exit 1; }
+# A sanitizer build maps shadow memory at start-up: its RSS says nothing about the release
+# binary's, so the goal is checked only where the binary is not sanitized (the Release stage).
+if ldd "$bin" | grep -q 'libasan'; then
+  echo "peak RSS goal not checked: sanitizer build ($rss_kb KB)"
+else
+  (( rss_kb < 40 * 1024 )) || { echo "xpusim --help peaked at $rss_kb KB (goal < 40 MB)"; exit 1; }
+fi
 
 tpu=(predict --device tpu_v2 --count 8 --system cloud_tpu_v2-8 --model resnet50 --batch 128 --precision bf16 --format json)
 "$bin" "${tpu[@]}" >/dev/null || { echo "TPU prediction failed with the module present"; exit 1; }
