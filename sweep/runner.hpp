@@ -42,6 +42,11 @@ RunStats run_sweep(const SweepSpec& s, const RunOptions& o);
 // Every row of a finished row file, in file order (the summary's input).
 std::vector<PointResult> read_rows(const SweepSpec& s, const std::string& path, RowFormat f);
 
+// Which of n workers (forked processes or MPI ranks) evaluates each point of `todo` (an index
+// into it): points sharing a training-step graph together when there are many graphs, else
+// dealt one by one in a fixed shuffled order. A function of the sweep, `todo` and n only.
+std::vector<int> assign_workers(const SweepSpec& s, const std::vector<Point>& todo, int n);
+
 // MPI: whether this process was started by mpirun (OpenMPI, MPICH/PMI environment), and
 // whether xpusim was built with MPI (CMake XPUSIM_WITH_MPI).
 bool launched_by_mpi();
