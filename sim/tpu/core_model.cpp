@@ -105,6 +105,8 @@ struct CoreSim {
   Board& b;
   const int index;
   Signals* sig = nullptr;                          // set while a VCD records this core
+  const Program* prog = nullptr;                   // the board's, cached for the hot loops
+  const SimConfig* cfg = nullptr;
   std::vector<int> done_step;                      // last step in which each task finished
   std::vector<int> finished_in_step;
   std::vector<double> step_end;
@@ -128,7 +130,9 @@ struct CoreSim {
   CoreSim(Board& board, int i) : b(board), index(i) {}
 
   void reset() {
-    const size_t n = b.prog->tasks.size(), steps = static_cast<size_t>(b.cfg.steps);
+    prog = b.prog;
+    cfg = &b.cfg;
+    const size_t n = prog->tasks.size(), steps = static_cast<size_t>(cfg->steps);
     done_step.assign(n, -1);
     finished_in_step.assign(steps, 0);
     step_end.assign(steps, 0.0);
@@ -153,7 +157,7 @@ struct CoreSim {
   }
 
   bool ready(int id, int step) const {
-    for (int d : b.prog->tasks[static_cast<size_t>(id)].deps)
+    for (int d : prog->tasks[static_cast<size_t>(id)].deps)
       if (done_step[static_cast<size_t>(d)] < step) return false;
     return true;
   }
@@ -161,9 +165,9 @@ struct CoreSim {
   // One unit of this core through all simulated steps.
   void run_unit(Unit u) {
     const auto& q = b.queue[static_cast<int>(u)];
-    const int ntasks = static_cast<int>(b.prog->tasks.size());
-    if (b.ring && index > 0 && b.cfg.core_skew_s > 0) sc_core::wait(seconds(index * b.cfg.core_skew_s));
-    for (int step = 0; step < b.cfg.steps; ++step) {
+    const int ntasks = static_cast<int>(prog->tasks.size());
+    if (b.ring && index > 0 && cfg->core_skew_s > 0) sc_core::wait(seconds(index * cfg->core_skew_s));
+    for (int step = 0; step < cfg->steps; ++step) {
       // Steps run back to back: the next starts when the whole previous one has finished.
       while (step > 0 && finished_in_step[static_cast<size_t>(step - 1)] < ntasks) sc_core::wait(done_ev);
       if (u == Unit::mxu) set_depth(&Signals::step, step);
@@ -171,18 +175,18 @@ struct CoreSim {
         while (!ready(id, step)) sc_core::wait(done_ev);
         double start = b.now_s();
         set_busy(u, true);
-        execute(u, b.prog->tasks[static_cast<size_t>(id)]);
+        execute(u, prog->tasks[static_cast<size_t>(id)]);
         set_busy(u, false);
         double end = b.now_s();
-        if (step == b.cfg.steps - 1) {
+        if (step == cfg->steps - 1) {
           if (u != Unit::infeed) busy_s[static_cast<int>(u)] += end - start;
           if (b.want_trace && end > start)
-            b.trace.push_back({u, index, b.prog->tasks[static_cast<size_t>(id)].op, id, start, end});
+            b.trace.push_back({u, index, prog->tasks[static_cast<size_t>(id)].op, id, start, end});
         }
         done_step[static_cast<size_t>(id)] = step;
         if (++finished_in_step[static_cast<size_t>(step)] == ntasks) {
           step_end[static_cast<size_t>(step)] = end;
-          if (step == b.cfg.steps - 1) {
+          if (step == cfg->steps - 1) {
             running = false;
             --b.running_cores;
             b.queue_ev.notify(sc_core::SC_ZERO_TIME);
@@ -208,10 +212,10 @@ struct CoreSim {
       case Unit::ici: {
         // Bidirectional ring all-reduce (reduce-scatter + all-gather): each core sends and
         // receives 2(n-1)/n of the buffer in 2(n-1) latency-bound hops (Patarasuk & Yuan 2009).
-        int n = b.cfg.replicas;
+        int n = cfg->replicas;
         if (n <= 1 || t.bytes <= 0) return;
         double steps = 2.0 * (n - 1);
-        sc_time total = seconds(steps / n * t.bytes / b.cfg.ici_bytes_per_s + steps * b.cfg.ici_hop_latency_s);
+        sc_time total = seconds(steps / n * t.bytes / cfg->ici_bytes_per_s + steps * cfg->ici_hop_latency_s);
         if (b.ring)
           ring_allreduce(total, n);
         else
@@ -219,7 +223,7 @@ struct CoreSim {
         return;
       }
       case Unit::infeed: {
-        if (!b.cfg.real_data) return;  // synthetic data lives on the device
+        if (!cfg->real_data) return;  // synthetic data lives on the device
         double w0 = b.now_s();
         while (device_ready == 0) sc_core::wait(b.queue_ev);
         --device_ready;
@@ -274,27 +278,27 @@ struct CoreSim {
   void dma(double bytes, Sig<int> Signals::*depth) {
     if (bytes <= 0) return;
     if (b.ring) return dma_fixed_ties(bytes, depth);
-    const double burst = b.cfg.dma_burst_bytes;
+    const double burst = cfg->dma_burst_bytes;
     int pending = static_cast<int>(std::ceil(bytes / burst));
     set_depth(depth, pending);
-    sc_core::wait(seconds(b.cfg.dma_latency_s));
+    sc_core::wait(seconds(cfg->dma_latency_s));
     while (bytes > 0) {
       double chunk = bytes < burst ? bytes : burst;
       bytes -= chunk;
       set_depth(depth, --pending);
       sc_time now = sc_core::sc_time_stamp();
       sc_time start = hbm_free_at > now ? hbm_free_at : now;
-      hbm_free_at = start + seconds(chunk / b.cfg.hbm_bytes_per_s);
+      hbm_free_at = start + seconds(chunk / cfg->hbm_bytes_per_s);
       sc_core::wait(hbm_free_at - now);
     }
   }
 
   void dma_fixed_ties(double bytes, Sig<int> Signals::*depth) {
-    const double burst = b.cfg.dma_burst_bytes;
+    const double burst = cfg->dma_burst_bytes;
     const int queue = depth == &Signals::hbm_read_queue ? 0 : 1;
     int pending = static_cast<int>(std::ceil(bytes / burst));
     set_depth(depth, pending);
-    sc_core::wait(seconds(b.cfg.dma_latency_s));
+    sc_core::wait(seconds(cfg->dma_latency_s));
     while (bytes > 0) {
       double chunk = bytes < burst ? bytes : burst;
       bytes -= chunk;
@@ -318,7 +322,7 @@ struct CoreSim {
     const sc_time now = sc_core::sc_time_stamp();
     for (const auto& r : due) {
       sc_time start = hbm_free_at > now ? hbm_free_at : now;
-      hbm_free_at = start + seconds(r.bytes / b.cfg.hbm_bytes_per_s);
+      hbm_free_at = start + seconds(r.bytes / cfg->hbm_bytes_per_s);
       *r.end = hbm_free_at;
     }
     hbm_pending = std::move(later);
@@ -326,12 +330,12 @@ struct CoreSim {
 
   // PCIe infeed of this core: copies its prepared batches into device memory, one at a time.
   void pcie_loop() {
-    while (running && b.cfg.real_data) {
+    while (running && cfg->real_data) {
       while (running && host_ready == 0) sc_core::wait(b.queue_ev);
       if (!running) break;
       --host_ready;
       publish_infeed();
-      sc_core::wait(seconds(static_cast<double>(b.prog->infeed_bytes) / b.cfg.pcie_bytes_per_s));
+      sc_core::wait(seconds(static_cast<double>(prog->infeed_bytes) / cfg->pcie_bytes_per_s));
       ++device_ready;
       publish_infeed();
       b.queue_ev.notify(sc_core::SC_ZERO_TIME);
