@@ -39,9 +39,9 @@ void register_predict(CLI::App& app) {
   cmd->add_option("--task", *task, "train (one training step) or inference (one forward pass: no backward, no update)")->capture_default_str();
   cmd->add_option("--set", r->placement.overrides, "override a device YAML field, KEY=VALUE (repeatable)");
   cmd->add_option("--trace", r->trace_path,
-                  "write a Chrome/Perfetto trace-event JSON of one step (tpu_systemc: per core and unit, with FLOPs and bytes)");
+                  "write a Chrome/Perfetto trace-event JSON of one step (tpu_systemc: every core simulated, a track per unit, FLOPs and bytes)");
   cmd->add_option("--vcd", r->vcd_path,
-                  "write a VCD waveform (GTKWave) of the simulated steps: unit busy flags and queue depths (tpu_systemc)");
+                  "write a VCD waveform (GTKWave) of the simulated steps: every core's unit busy flags and queue depths (tpu_systemc)");
   add_format_option(*cmd, *fmt, "table|json|csv", "table");
   cmd->callback([r, data, build, fmt, task, shapes] {
     for (const auto& s : *shapes) parse_input_shape(s, r->onnx);

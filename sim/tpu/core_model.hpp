@@ -1,13 +1,28 @@
-// The SystemC model of one TensorCore and its feed: MXU, vector unit, inbound and outbound
-// DMA sharing one HBM channel, ICI, and the host (input pipeline -> prefetch queue -> PCIe
-// infeed). All TensorCores of a data-parallel job run the same program on their own data,
-// so one core is simulated and the ICI all-reduce time accounts for the others.
+// The SystemC model of the TensorCores of a board and their feed: per core an MXU, a vector
+// unit, inbound and outbound DMA sharing one HBM channel, ICI and an infeed queue; one host
+// (input pipeline -> prefetch queue -> PCIe infeed per core).
 //
-// SystemC 2.3 elaborates once per process, so the module hierarchy is built once (lazily, on
-// the first run) and every later run loads a new program and configuration into the same
-// elaborated model, then calls sc_start() until the event queue drains. Durations are
-// converted to integer picoseconds independently of the absolute simulation time, so a run
-// gives the same result whether it is the first in the process or the hundredth.
+// Two ways to run it (SimConfig::simulated_cores):
+// - one core (the default, every prediction without a trace or waveform): all TensorCores of
+//   a data-parallel job run the same program on their own data, so one core is simulated and
+//   its all-reduce takes the ring formula's time for `replicas` cores. This is what sweeps
+//   pay for (~15 ms a point), so it does nothing more.
+// - every core (`--trace`, `--vcd`): each TensorCore is its own set of SystemC threads with its
+//   own units, and the gradient all-reduce is a real exchange of chunks around the ring of
+//   cores: a core's ring step ends only when its neighbours' chunks have arrived, so no core
+//   leaves an all-reduce before every core has entered it (a barrier).
+//
+// SystemC 2.3 elaborates once per process and accepts no new module after that, while a
+// process runs many simulations with different core counts (sweeps, the Python module). So
+// the one-core model is a module elaborated once (lazily, on the first run) and parked on a
+// start event; the cores of an every-core run are not modules but plain objects whose
+// threads are created with sc_spawn (SystemC's dynamic processes, allowed after elaboration)
+// for that run and end with it. Nothing is elaborated for cores nobody traces, and a process
+// can trace any count at any time. Only a waveform's signals must exist before the first
+// sc_start, so a VCD is still written by the first simulation of a process only (it knows
+// the core count then). Durations are converted to integer picoseconds independently of the
+// absolute simulation time, so a run gives the same result whether it is the first in the
+// process or the hundredth.
 #pragma once
 #include <array>
 #include <string>
@@ -24,6 +39,13 @@ struct SimConfig {
   double ici_bytes_per_s = 1;      // per core, ring all-reduce
   double ici_hop_latency_s = 0;
   int replicas = 1;                // cores taking part in the all-reduce
+  // 1: simulate core 0 only (all-reduce from the ring formula); == replicas: simulate every
+  // core, the all-reduce as a ring exchange between them (at most kMaxSimulatedCores).
+  int simulated_cores = 1;
+  int cores_per_chip = 1;          // names chips in the VCD scopes
+  // Tests only: with every core simulated, core i starts its first step i x core_skew_s late,
+  // to show that the ring exchange holds the early cores back (identical cores never differ).
+  double core_skew_s = 0;
   bool real_data = false;
   double host_batch_s = 0;         // host time to prepare this core's share of one global batch
   double pcie_bytes_per_s = 1;
@@ -36,23 +58,30 @@ struct SimConfig {
   std::string vcd_path;
 };
 
+// Every core simulated costs about as much as the one-core run; past this a trace would
+// take minutes and gigabytes for identical cores, so the engine refuses it (FieldError).
+inline constexpr int kMaxSimulatedCores = 64;
+
 struct TraceEvent {
   Unit unit;
+  int core;                        // simulated TensorCore that executed the task
   int op;
   int task;                        // index into Program::tasks (its bytes and FLOPs)
   double start_s, end_s;           // relative to the start of the measured step
 };
 
 struct SimResult {
-  double step_time_s = 0;
-  std::array<double, kNumUnits> busy_s{};   // busy time of each unit in the measured step
-  double infeed_stall_s = 0;                 // time the measured step waited for its batch
+  double step_time_s = 0;                    // core 0 (every core's, when all are simulated and symmetric)
+  std::array<double, kNumUnits> busy_s{};   // core 0: busy time of each unit in the measured step
+  double infeed_stall_s = 0;                 // core 0: time the measured step waited for its batch
   double host_busy_s = 0;                    // host pipeline time per batch (for utilisation)
-  std::vector<TraceEvent> trace;             // measured step, when requested
+  std::vector<double> core_step_time_s;      // per simulated core
+  std::vector<TraceEvent> trace;             // measured step of every simulated core, when requested
 };
 
-// Runs `steps` back-to-back steps of `p` on the process-wide elaborated model. SystemC has one
-// simulation context per process, so concurrent calls are serialised by a mutex.
+// Runs `steps` back-to-back steps of `p` on c.simulated_cores cores (the process-wide
+// elaborated one-core model, or spawned cores). SystemC has one simulation context per
+// process, so concurrent calls are serialised by a mutex.
 SimResult simulate(const Program& p, const SimConfig& c, bool want_trace);
 
 // The names of the traced VCD signals, in the order they are declared (tests and docs).

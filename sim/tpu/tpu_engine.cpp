@@ -45,6 +45,16 @@ class TpuEngine final : public Engine {
     const TpuSpec& spec = req.placement.device_as<TpuSpec>();
     const SystemSpec& sys = *req.placement.system;
     const int count = req.placement.count;
+    // A trace or a waveform shows every TensorCore, each simulated as its own core with the
+    // all-reduce exchanged between them (core_model.hpp); a prediction without one simulates
+    // core 0 only, as the cores are symmetric, and costs no more than that.
+    const bool every_core = !req.trace_path.empty() || !req.vcd_path.empty();
+    if (every_core && count > kMaxSimulatedCores)
+      throw FieldError(req.trace_path.empty() ? "vcd" : "trace",
+                       "a trace or waveform simulates every TensorCore, at most " + std::to_string(kMaxSimulatedCores) +
+                           "; got " + std::to_string(count) +
+                           " (data-parallel cores are symmetric: trace a smaller count, the per-core timeline is the same "
+                           "up to the all-reduce)");
 
     StepReport rep;
     rep.engine = name();
@@ -81,6 +91,8 @@ class TpuEngine final : public Engine {
     c.ici_bytes_per_s = 2.0 * spec.ici_link_bandwidth_gbps * 1e9 / spec.cores_per_chip;
     c.ici_hop_latency_s = spec.ici_latency_us * 1e-6;
     c.replicas = count;
+    c.simulated_cores = every_core ? count : 1;
+    c.cores_per_chip = spec.cores_per_chip;
     c.real_data = lo.real_data;
     if (c.real_data) {
       if (!req.placement.dataset) throw InternalError("tpu_systemc: real data without a resolved dataset");
@@ -99,8 +111,21 @@ class TpuEngine final : public Engine {
     c.steps = 2;
     c.vcd_path = req.vcd_path;
 
+    // With a trace or waveform, every core first (a waveform can only be written by the
+    // process's first simulation), then the one-core run the report comes from: a prediction
+    // is the same with and without a trace. The two steps differ only by how ties at the HBM
+    // channel are broken (core_model.cpp, dma()); the trace's metadata gives both.
+    SimResult board;
+    if (c.simulated_cores > 1) {
+      board = simulate(prog, c, true);
+      c.simulated_cores = 1;
+      c.vcd_path.clear();
+    }
     SimResult r = simulate(prog, c, true);
-    if (!req.trace_path.empty()) write_trace(req.trace_path, prog, r, TraceInfo{spec.name, count, spec.cores_per_chip});
+    if (!req.trace_path.empty())
+      write_trace(req.trace_path, prog, count > 1 ? board : r,
+                  TraceInfo{spec.name, count, spec.cores_per_chip, r.step_time_s});
+
 
     // The framework's host work per step (Keras' loop and its per-step RPC to the TPU host)
     // sits between device steps.
@@ -130,7 +155,8 @@ class TpuEngine final : public Engine {
 
     // Per op kind: the busy time of each fused op's busiest unit.
     std::vector<std::array<double, kNumUnits>> per(prog.ops.size());
-    for (const auto& e : r.trace) per[static_cast<size_t>(e.op)][static_cast<int>(e.unit)] += e.end_s - e.start_s;
+    for (const auto& e : r.trace)
+      if (e.core == 0) per[static_cast<size_t>(e.op)][static_cast<int>(e.unit)] += e.end_s - e.start_s;
     for (size_t i = 0; i < prog.ops.size(); ++i) {
       double m = *std::max_element(per[i].begin(), per[i].end());
       if (m > 0) rep.per_op_s[prog.ops[i].kind] += m;

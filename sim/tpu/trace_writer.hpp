@@ -1,6 +1,7 @@
 // Chrome / Perfetto trace-event JSON of one simulated step: one process (pid) per TensorCore
-// of the placement, named; one track (tid) per unit; one complete event ("ph": "X") per task,
-// times in microseconds, with the task's FLOPs and bytes in its args.
+// of the placement, each simulated as its own core, named "core i (chip c)"; one track (tid)
+// per unit; one complete event ("ph": "X") per task the core executed, times in
+// microseconds, with the task's FLOPs and bytes in its args.
 #pragma once
 #include <string>
 
@@ -12,8 +13,11 @@ struct TraceInfo {
   std::string device;        // device name, for the process names
   int cores = 1;             // TensorCores of the placement (data-parallel replicas)
   int cores_per_chip = 1;
+  double predicted_step_time_s = 0;  // the prediction's (one-core) step, for the metadata
 };
 
+// `r` must hold the events of every core of the placement (SimConfig::simulated_cores ==
+// info.cores); an event of any other core is an InternalError.
 void write_trace(const std::string& path, const Program& p, const SimResult& r, const TraceInfo& info);
 
 }  // namespace xpusim::tpu
