@@ -18,7 +18,7 @@ auto positive = [](double v) { return v > 0 ? "" : "must be > 0"; };
 std::vector<std::string> strings(SpecReader& r, const std::string& key, const std::string& desc) {
   std::vector<std::string> out;
   YAML::Node n = r.child(key, desc);
-  if (!n) return out;
+  if (!n || n.IsNull()) return out;  // child() returns a null node for a missing key
   if (!n.IsSequence()) r.fail(key, "expected a list of names");
   for (const auto& e : n) out.push_back(e.as<std::string>());
   return out;
@@ -55,6 +55,10 @@ FrameworkSpec load_framework_spec(const std::string& path, const std::vector<std
   const std::string strat = r.text("strategy", std::string("system"), "multi-device strategy",
                                    {"system", "gather_on_first"});
   f.strategy = strat == "gather_on_first" ? MultiDeviceStrategy::gather_on_first : MultiDeviceStrategy::system;
+  f.exchange_in_compute_precision =
+      r.text("gradient_exchange", std::string("compute"),
+             "precision of the gradient exchange under mixed precision: compute (16-bit, the default) or fp32",
+             {"compute", "fp32"}) == "compute";
   f.compute_efficiency_scale = r.number("compute_efficiency_scale", 1.0, "x",
                                         "CUDA-core/SIMD kernel efficiency relative to the calibration stack", positive);
   f.tensor_efficiency_scale = r.number("tensor_efficiency_scale", 1.0, "x",

@@ -48,6 +48,11 @@ struct FrameworkSpec {
 
   // Multi-device.
   MultiDeviceStrategy strategy = MultiDeviceStrategy::system;
+  // The precision gradients cross the links in under mixed precision: `compute` exchanges them in
+  // the 16-bit compute type (tf_cnn_benchmarks' compact_gradient_transfer, default on, casts them
+  // to fp16 before the all-reduce; MXNet's fp16 parameters have fp16 gradients), `fp32` in the
+  // master weights' fp32 (PyTorch AMP / DDP on fp32 parameters). No effect in fp32 or tf32.
+  bool exchange_in_compute_precision = true;
 
   // Kernels relative to the calibration stack (1 = as calibrated).
   double compute_efficiency_scale = 1.0;  // CUDA-core / SIMD conv and GEMM kernels

@@ -14,6 +14,7 @@
 #include "common/records.hpp"
 #include "common/progress.hpp"
 #include "common/spec_reader.hpp"
+#include "devices/analytical/device_spec.hpp"
 #include "engine/framework_spec.hpp"
 #include "validation/nelder_mead.hpp"
 
@@ -114,7 +115,7 @@ std::vector<ReferenceRow> framework_fit_rows(const std::vector<ReferenceRow>& ro
 
 std::vector<FitParam> fittable_constants(const std::string& device, const std::vector<std::string>& base_overrides) {
   std::string path = device_yaml_path(device);
-  YAML::Node n = load_config_yaml(path);
+  YAML::Node n = analytical::load_device_yaml(path);  // constants taken from an efficiency_from device count
   if (!base_overrides.empty()) apply_overrides(n, base_overrides);
   return calibrate_keys(path, n);
 }

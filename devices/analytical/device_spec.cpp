@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <optional>
 #include <set>
+#include <vector>
 
 #include "common/checked_io.hpp"
 #include "common/error.hpp"
@@ -14,6 +15,8 @@
 
 namespace xpusim::analytical {
 
+namespace fs = std::filesystem;
+
 namespace {
 auto positive = [](double v) { return v > 0 ? "" : "must be > 0"; };
 auto non_negative = [](double v) { return v >= 0 ? "" : "must be >= 0"; };
@@ -22,7 +25,7 @@ auto fraction = [](double v) { return v > 0 && v <= 1 ? "" : "must be in (0, 1]"
 std::vector<std::string> string_list(SpecReader& r, const std::string& key, const std::string& desc) {
   std::vector<std::string> out;
   YAML::Node n = r.child(key, desc);
-  if (!n) return out;
+  if (!n || n.IsNull()) return out;  // child() returns a null node for a missing key
   if (!n.IsSequence()) r.fail(key, "expected a list of names");
   for (const auto& e : n) {
     if (!e.IsScalar()) r.fail(key, "expected a list of names");
@@ -53,11 +56,65 @@ bool DeviceSpec::supports(Precision p) const {
 
 namespace {
 DeviceSpec parse_device_spec(const YAML::Node& root, const std::string& path);
+
+// The efficiency constants a device takes from the calibrated device of its generation
+// (`efficiency_from: NAME`) unless its own file sets them: the shared software-stack and
+// kernel factors, not the device's physical specs. They used to be copied by hand, and the
+// copies went stale when the source device was refitted (V100, A100, H100 and RTX cards kept
+// P100's op_overhead_us 40.5 and allreduce_efficiency 0.22 after P100 was refitted to 38.9
+// and 0.152): taking them at load time makes drift impossible.
+const std::vector<std::string>& inherited_keys() {
+  static const std::vector<std::string> keys = {
+      "compute_efficiency", "tensor_efficiency", "memory_efficiency", "op_overhead_us", "recurrent_step_overhead_us",
+      "step_overhead_ms", "allreduce_efficiency", "comm_overlap", "winograd_speedup", "gemm_half_dim", "gemm_tile_n",
+      "reserved_gb", "workspace_fraction", "transcendental_flops", "pip_compute_efficiency", "op_overhead_per_vcpu_us",
+      "serial_fraction", "numa_efficiency"};
+  return keys;
+}
+
+// Fills the keys `root` does not set from its `efficiency_from` device, recursively (a chain
+// such as A10 -> A100 -> V100 -> P100 resolves to the values each link sets). The source file
+// is parsed and validated on its own first, so an error in it names its own file and line.
+void inherit_efficiency(YAML::Node& root, const std::string& path, std::vector<std::string>& chain) {
+  if (!root.IsMap() || !root["efficiency_from"]) return;
+  const YAML::Node from = root["efficiency_from"];
+  const auto where = [&] { return path + ":" + std::to_string(from.Mark().line + 1) + ": efficiency_from: "; };
+  if (!from.IsScalar() || from.Scalar().empty()) throw UserError(where() + "expected a device name");
+  const std::string name = from.Scalar();
+  std::string src;
+  try {
+    src = device_path(name);
+  } catch (const UserError& e) {
+    throw UserError(where() + e.what());
+  }
+  chain.push_back(fs::weakly_canonical(path).string());
+  if (std::find(chain.begin(), chain.end(), fs::weakly_canonical(src).string()) != chain.end())
+    throw UserError(where() + "'" + name + "' takes its constants back from this device (a cycle)");
+  YAML::Node base = load_config_yaml(src);
+  inherit_efficiency(base, src, chain);
+  chain.pop_back();
+  const DeviceSpec checked = parse_device_spec(base, src);  // validates the source, errors name src
+  const YAML::Node engine = root["engine"], kind = root["kind"];
+  if (engine && engine.IsScalar() && engine.Scalar() != "analytical")
+    throw UserError(where() + "only analytical devices take constants from another device");
+  const bool gpu = kind && kind.IsScalar() && kind.Scalar() == "gpu";
+  if (kind && kind.IsScalar() && gpu != (checked.kind == DeviceKind::gpu))
+    throw UserError(where() + "'" + name + "' is a " + (gpu ? "CPU" : "GPU") + "; a device takes constants from one of its kind");
+  for (const auto& k : inherited_keys())
+    if (!root[k] && base[k]) root[k] = YAML::Clone(base[k]);
+}
 }  // namespace
+
+YAML::Node load_device_yaml(const std::string& path) {
+  YAML::Node root = load_config_yaml(path);
+  std::vector<std::string> chain;
+  inherit_efficiency(root, path, chain);
+  return root;
+}
 
 DeviceSpec load_device_spec(const std::string& name_or_path, const std::vector<std::string>& overrides) {
   const std::string path = device_path(name_or_path);
-  YAML::Node root = load_config_yaml(path);
+  YAML::Node root = load_device_yaml(path);
   if (overrides.empty()) return parse_device_spec(root, path);
   apply_overrides(root, overrides);
   try {
@@ -68,9 +125,10 @@ DeviceSpec load_device_spec(const std::string& name_or_path, const std::vector<s
     // Find the culprit only on failure (calibration parses with overrides thousands of times):
     // an error of the file alone names file:line; one from an override names that --set, not
     // a line of the unedited file.
-    parse_device_spec(load_config_yaml(path), path);
+    const auto unedited = [&] { return load_device_yaml(path); };
+    parse_device_spec(unedited(), path);
     for (const auto& o : overrides) {
-      YAML::Node n = load_config_yaml(path);
+      YAML::Node n = unedited();
       apply_overrides(n, {o});
       try {
         parse_device_spec(n, path);
@@ -97,6 +155,9 @@ DeviceSpec parse_device_spec(const YAML::Node& root, const std::string& path) {
     return r.number(key, def, unit, desc, check);
   };
   d.name = r.text("name", std::nullopt, "device name (configs/devices/NAME.yaml)");
+  d.efficiency_from = r.text("efficiency_from", std::string(""),
+                             "calibrated device of the same generation whose efficiency constants this one takes "
+                             "where its file does not set them");
   d.description = r.text("description", std::string(""), "one line");
   r.text("engine", std::nullopt, "engine that models this device", {"analytical"});
   d.kind = r.text("kind", std::nullopt, "gpu or cpu", {"gpu", "cpu"}) == "gpu" ? DeviceKind::gpu : DeviceKind::cpu;

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <yaml-cpp/yaml.h>
+
 #include "engine/placement.hpp"
 #include "models/dtype.hpp"
 
@@ -28,6 +30,7 @@ struct DeviceSpec : DeviceConfig {
   DeviceKind kind = DeviceKind::gpu;
   std::vector<std::string> precisions;  // training precisions this device supports
   std::vector<std::string> calibrate;   // fittable efficiency constants (numeric top-level keys)
+  std::string efficiency_from;          // device whose efficiency constants fill the keys this file leaves out ("" = none)
   int64_t memory_bytes = 0;             // per device (GPU) or per machine (CPU)
   double memory_bandwidth_gbps = 0;     // GPU: per device; CPU: per socket
   // Efficiency factors shared by every model (docs/analytical-model.md).
@@ -77,5 +80,10 @@ struct DeviceSpec : DeviceConfig {
 // Reads a device YAML (name under configs/devices/ or a path) with KEY=VALUE overrides applied
 // first. Errors are UserError with file:line: key, or FieldError naming "device" / "set".
 DeviceSpec load_device_spec(const std::string& name_or_path, const std::vector<std::string>& overrides = {});
+
+// A device YAML file as a node, with the keys its `efficiency_from:` device supplies filled in
+// (what load_device_spec parses; calibration reads its fittable constants from it). A file
+// without `efficiency_from` comes back as written.
+YAML::Node load_device_yaml(const std::string& path);
 
 }  // namespace xpusim::analytical

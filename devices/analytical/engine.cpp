@@ -86,6 +86,7 @@ StepReport AnalyticalEngine::run_step(const StepRequest& req) {
   rates.tensor_flops_s = scaled(rates.tensor_flops_s, d.tensor_efficiency, fw.tensor_efficiency_scale);
   rates.memory_bytes_s = scaled(rates.memory_bytes_s, d.memory_efficiency, fw.memory_efficiency_scale);
   rates.op_overhead_s *= fw.op_overhead_scale;
+  rates.exchange_in_compute_precision = fw.exchange_in_compute_precision;
   rates.recurrent_step_s *= fw.op_overhead_scale;
   // Keras multi_gpu_model: every tower's gradients go to one device, which sends weights back
   // after the whole backward pass (no overlap with compute).

@@ -26,6 +26,7 @@ struct Rates {
   double fill_items = 0;       // outputs needed to occupy the device; 0 = no fill model (CPU)
   double gemm_half_dim = 0;    // GEMM dimension at which tiles run half full; 0 = no shape model
   double gemm_tile_n = 0;      // output-channel tile width (channels round up to it); 0 = no quantisation
+  bool exchange_in_compute_precision = true;  // mixed precision: gradients all-reduced in 16 bits (framework)
 };
 
 enum class OpClass { none, conv, gemm, recurrent, elementwise, normalization, update, communication };

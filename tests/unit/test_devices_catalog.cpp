@@ -1,14 +1,19 @@
 // The devices and systems users rent today (issue 13): every new device YAML loads, carries
-// the efficiency constants of its architecture's calibrated device (copied, never tuned per
-// device), predicts ResNet-50 on every system that holds it in full and mixed precision, and
+// the efficiency constants of its architecture's calibrated device (efficiency_from, never
+// tuned per device), predicts ResNet-50 on every system that holds it in full and mixed precision, and
 // physically sane orderings hold (SXM over PCIe, 80 GB over 40 GB, NVSwitch over a PCIe ring).
 // Expectations are inequalities and hand-derived link bandwidths, never fitted outputs.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <map>
 
+#include <yaml-cpp/yaml.h>
+
+#include "common/config_paths.hpp"
 #include "common/error.hpp"
 #include "devices/analytical/comm.hpp"
 #include "devices/analytical/device_spec.hpp"
@@ -86,6 +91,76 @@ TEST_CASE("every new device loads with datasheet figures and its architecture's 
     CHECK(d.reserved_bytes == c.reserved_bytes);
     CHECK(d.workspace_fraction == c.workspace_fraction);
   }
+}
+
+namespace {
+
+// A device YAML in a temporary directory; `body` follows the minimal GPU fields.
+std::string temp_device(const std::string& stem, const std::string& body) {
+  const auto dir = std::filesystem::temp_directory_path() / "xpusim_efficiency_from";
+  std::filesystem::create_directories(dir);
+  const auto path = dir / (stem + ".yaml");
+  std::ofstream f(path);
+  f << "name: " << stem << "\nengine: analytical\nkind: gpu\ndefault_system: single_gpu\nsource: test\n"
+    << "memory_gb: 16\nmemory_bandwidth_gbps: 900\nfp32_tflops: 15\nsm_count: 80\n" << body;
+  return path.string();
+}
+
+}  // namespace
+
+TEST_CASE("efficiency_from: every GPU without rows takes its constants from its generation's device at load time",
+          "[devices]") {
+  // The chain resolves to the calibrated values: a refit of P100 reaches V100, A100 and A10.
+  const DeviceSpec p100 = load_device_spec("p100_sxm2"), v100 = load_device_spec("v100_sxm2_16gb");
+  const DeviceSpec a100 = load_device_spec("a100_sxm4_40gb"), a10 = load_device_spec("a10");
+  CHECK(v100.efficiency_from == "p100_sxm2");
+  CHECK(a10.efficiency_from == "a100_sxm4_40gb");
+  for (const DeviceSpec* d : {&v100, &a100, &a10}) {
+    INFO(d->name);
+    CHECK(d->op_overhead_us == p100.op_overhead_us);
+    CHECK(d->allreduce_efficiency == p100.allreduce_efficiency);
+    CHECK(d->winograd_speedup == p100.winograd_speedup);
+    CHECK(d->compute_efficiency == p100.compute_efficiency);
+    CHECK(d->tensor_efficiency == v100.tensor_efficiency);  // V100's own fitted value, passed down
+  }
+  CHECK(v100.tensor_efficiency != p100.tensor_efficiency);  // a value the file sets wins
+  // No device file but the calibrated ones (and V100's fitted tensor value) sets a shared
+  // constant by hand: hand copies are what went stale.
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(config_dir()) / "devices")) {
+    const std::string stem = e.path().stem().string();
+    YAML::Node raw = YAML::LoadFile(e.path().string());
+    if (!raw["efficiency_from"]) continue;
+    INFO(stem);
+    for (const char* k : {"compute_efficiency", "op_overhead_us", "allreduce_efficiency", "winograd_speedup",
+                          "memory_efficiency", "step_overhead_ms", "comm_overlap"})
+      CHECK_FALSE(raw[k]);
+    if (stem != "v100_sxm2_16gb") CHECK_FALSE(raw["tensor_efficiency"]);
+  }
+}
+
+TEST_CASE("efficiency_from: an override beats the inherited value, and bad chains are refused naming the key",
+          "[devices]") {
+  // No `precisions:` in these files: a missing optional list is its default (fp32), not an error.
+  const std::string child = temp_device("eff_child", "efficiency_from: p100_sxm2\n");
+  CHECK(load_device_spec(child).precisions == std::vector<std::string>{"fp32"});
+  CHECK(load_device_spec(child).op_overhead_us == load_device_spec("p100_sxm2").op_overhead_us);
+  CHECK(load_device_spec(child, {"op_overhead_us=5"}).op_overhead_us == 5);
+  const std::string own = temp_device("eff_own", "efficiency_from: p100_sxm2\nop_overhead_us: 7\n");
+  CHECK(load_device_spec(own).op_overhead_us == 7);
+  CHECK(load_device_spec(own).allreduce_efficiency == load_device_spec("p100_sxm2").allreduce_efficiency);
+
+  const std::string unknown = temp_device("eff_unknown", "efficiency_from: no_such_gpu\n");
+  CHECK_THROWS_WITH(load_device_spec(unknown),
+                    Catch::Contains(unknown + ":10: efficiency_from: ") && Catch::Contains("no_such_gpu"));
+  // a -> b -> a: a cycle, named at the link that closes it.
+  const auto dir = std::filesystem::temp_directory_path() / "xpusim_efficiency_from";
+  const std::string a = temp_device("eff_cycle_a", "efficiency_from: " + (dir / "eff_cycle_b.yaml").string() + "\n");
+  temp_device("eff_cycle_b", "efficiency_from: " + a + "\n");
+  CHECK_THROWS_WITH(load_device_spec(a), Catch::Contains("efficiency_from: ") && Catch::Contains("cycle"));
+  // A GPU cannot take a CPU's constants.
+  const std::string cpu = temp_device("eff_from_cpu", "efficiency_from: gce_skylake_vcpu\n");
+  CHECK_THROWS_WITH(load_device_spec(cpu), Catch::Contains("efficiency_from: ") && Catch::Contains("of its kind"));
+  CHECK_THROWS_AS(load_device_spec(temp_device("eff_empty", "efficiency_from: ''\n")), UserError);
 }
 
 TEST_CASE("the new systems hold only devices they can physically take", "[devices]") {

@@ -96,6 +96,41 @@ TEST_CASE("framework.KEY overrides reach the profile and are validated like it",
   CHECK_THROWS_WITH(predict(r), Catch::Contains("step_overhead_ms: must be >= 0"));
 }
 
+TEST_CASE("mixed precision: tf_cnn_benchmarks exchanges fp16 gradients, gradient_exchange=fp32 twice the bytes",
+          "[frameworks]") {
+  // tf_cnn_benchmarks' compact_gradient_transfer (default on) casts gradients to fp16 before the
+  // all-reduce; the neutral default is that stack, so no --framework gives the same step.
+  const auto step = [](const std::string& precision, const std::string& exchange) {
+    PredictRequest r;
+    r.model = "resnet50";
+    r.batch_per_device = 64;
+    r.precision = precision;
+    r.data = DataSource::synthetic;
+    r.placement.device = "v100_sxm2_16gb";
+    r.placement.count = 4;
+    r.placement.framework = "tensorflow";
+    if (!exchange.empty()) r.placement.overrides = {"framework.gradient_exchange=" + exchange};
+    return predict(r);
+  };
+  const StepReport half = step("mixed_fp16", ""), full = step("mixed_fp16", "fp32");
+  const StepReport neutral = run("v100_sxm2_16gb", 4, "resnet50", 64, "", "mixed_fp16", DataSource::synthetic);
+  CHECK(neutral.step_time_s == half.step_time_s);
+  // The bandwidth term doubles, the per-collective latency and launch terms do not: more, not 2x.
+  const double busy_half = half.extra.at("communication_busy_s").get<double>();
+  const double busy_full = full.extra.at("communication_busy_s").get<double>();
+  CHECK(busy_full > 1.2 * busy_half);
+  CHECK(busy_full < 2.0 * busy_half);
+  CHECK(full.step_time_s > half.step_time_s);
+  // fp32 training has fp32 gradients either way.
+  CHECK(step("fp32", "").step_time_s == step("fp32", "fp32").step_time_s);
+  PredictRequest bad;
+  bad.model = "resnet50";
+  bad.placement.device = "v100_sxm2_16gb";
+  bad.placement.framework = "tensorflow";
+  bad.placement.overrides = {"framework.gradient_exchange=fp8"};
+  CHECK_THROWS_WITH(predict(bad), Catch::Contains("gradient_exchange"));
+}
+
 TEST_CASE("2x RTX 2080 Ti with multi_gpu_model: within 10% of one GPU at global batch 1024", "[frameworks][conclusions]") {
   // Study 5: Keras' host pipeline and multi_gpu_model's gather leave the second GPU idle.
   const double one = epoch_s(run("rtx_2080ti", 1, "cnn10", 1024, "keras-tf1.13"), 50000);
