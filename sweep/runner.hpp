@@ -26,6 +26,10 @@ struct RunOptions {
   const std::atomic<bool>* stop = nullptr;
   // Called after each row written to `output` (the CLI's interrupt test hook).
   std::function<void()> on_row;
+  // Forked workers send rows to this process in batches (~100 ms) and the row file is flushed
+  // as often; false sends and flushes every row, so that "stop after the N-th row" (the test
+  // hook above) means the same with workers as without.
+  bool batch_rows = true;
 };
 
 struct RunStats {
