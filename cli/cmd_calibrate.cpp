@@ -1,6 +1,7 @@
 // `xpusim calibrate`: fit a device's declared efficiency constants (`calibrate:` in its YAML)
 // to its rows of a reference CSV, write the YAML overlay, and optionally report the error
-// on each model when that model was left out of the fit.
+// on each model (or study) when it was left out of the fit; or, with --leave-one-out study
+// alone, redo every fit without each study.
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -10,6 +11,7 @@
 #include "common/error.hpp"
 #include "validation/calibrate.hpp"
 #include "validation/graph_cache.hpp"
+#include "validation/leave_study_out.hpp"
 
 namespace xpusim::cli {
 
@@ -28,7 +30,9 @@ void register_calibrate(CLI::App& app) {
   cmd->add_option("--device", a->device, "device whose `calibrate:` constants are fitted");
   cmd->add_option("--framework", a->framework,
                   "instead: a framework profile (configs/frameworks/) whose `calibrate:` constants are fitted on its rows");
-  cmd->add_option("--leave-one-out", a->leave_one_out, "model: refit without each model and report its error");
+  cmd->add_option("--leave-one-out", a->leave_one_out,
+                  "model|study: refit without each model (or study, the CSV's source) and report its error; "
+                  "study without --device/--framework redoes every fit without each study");
   cmd->add_option("--out", a->out, "write the fitted values as a YAML overlay (xpusim validate --calibration)");
   cmd->add_option("--set", a->overrides, "override a device YAML field before fitting, KEY=VALUE (repeatable)");
   cmd->add_option("--max-evaluations", a->max_evaluations, "objective evaluations per fit")->capture_default_str()->check(int_in(1, 1000000));
@@ -36,10 +40,24 @@ void register_calibrate(CLI::App& app) {
   cmd->callback([a] {
     using namespace validation;
     OutputFormat f = parse_output_format(a->format, {OutputFormat::table, OutputFormat::json, OutputFormat::csv});
-    if (!a->leave_one_out.empty() && a->leave_one_out != "model")
-      throw UserError("--leave-one-out: '" + a->leave_one_out + "' is not supported (model)");
+    if (!a->leave_one_out.empty() && a->leave_one_out != "model" && a->leave_one_out != "study")
+      throw UserError("--leave-one-out: '" + a->leave_one_out + "' is not one of model, study");
+    const HoldOut by = a->leave_one_out == "study" ? HoldOut::study : HoldOut::model;
     if (a->max_evaluations < 1) throw UserError("--max-evaluations: must be >= 1");
-    if (a->device.empty() == a->framework.empty()) throw UserError("--device or --framework: give exactly one");
+    if (by == HoldOut::study && a->device.empty() && a->framework.empty()) {
+      // Every fitted constant set, redone without each study (validation/leave_study_out.hpp).
+      if (!a->out.empty()) throw UserError("--out: a leave-one-study-out run writes no overlay");
+      if (!a->overrides.empty()) throw UserError("--set: give --device to override a device's fields");
+      std::vector<ReferenceRow> all = read_reference_csv(a->reference);
+      StudyHoldOutOptions so;
+      so.predict = graph_caching_predictor();
+      so.max_evaluations = a->max_evaluations;
+      so.progress = true;
+      print_leave_one_study_out(std::cout, leave_one_study_out(all, so), f);
+      return;
+    }
+    if (a->device.empty() == a->framework.empty())
+      throw UserError("--device or --framework: give exactly one (or neither, with --leave-one-out study)");
     std::vector<ReferenceRow> all = read_reference_csv(a->reference);
     std::vector<ReferenceRow> rows = a->framework.empty() ? fit_rows(all, a->device) : framework_fit_rows(all, a->framework);
     if (rows.empty())
@@ -56,11 +74,11 @@ void register_calibrate(CLI::App& app) {
     o.predict = graph_caching_predictor();  // a fit predicts each row hundreds of times
     FitResult fit = fit_device(rows, o);
     std::vector<LeaveOneOut> loo;
-    if (!a->leave_one_out.empty()) loo = leave_one_model_out(rows, o);
+    if (!a->leave_one_out.empty()) loo = leave_one_out(rows, o, by);
     if (!a->out.empty()) {
       write_file_checked(a->out, [&](std::ostream& os) { os << overlay_yaml(fit, a->reference); }, "--out");
     }
-    print_calibration(std::cout, fit, a->leave_one_out.empty() ? nullptr : &loo, f);
+    print_calibration(std::cout, fit, a->leave_one_out.empty() ? nullptr : &loo, f, by);
   });
 }
 

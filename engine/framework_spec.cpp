@@ -25,9 +25,24 @@ std::vector<std::string> strings(SpecReader& r, const std::string& key, const st
 }
 }  // namespace
 
+namespace {
+FrameworkSpec parse_framework_spec(const YAML::Node& root, const std::string& path, std::vector<FieldDoc>* fields);
+}  // namespace
+
 FrameworkSpec load_framework_spec(const std::string& path, const std::vector<std::string>& overrides) {
   YAML::Node root = load_config_yaml(path);
   apply_overrides(root, overrides);
+  return parse_framework_spec(root, path, nullptr);
+}
+
+std::vector<FieldDoc> framework_spec_fields(const std::string& path) {
+  std::vector<FieldDoc> fields;
+  parse_framework_spec(load_config_yaml(path), path, &fields);
+  return fields;
+}
+
+namespace {
+FrameworkSpec parse_framework_spec(const YAML::Node& root, const std::string& path, std::vector<FieldDoc>* fields) {
   SpecReader r(root, path);
   FrameworkSpec f;
   f.file = path;
@@ -78,8 +93,10 @@ FrameworkSpec load_framework_spec(const std::string& path, const std::vector<std
   if (f.name != fs::path(path).stem().string() && path.find('/') != std::string::npos &&
       fs::path(path).parent_path() == fs::path(config_dir()) / "frameworks")
     r.fail("name", "must equal the file stem '" + fs::path(path).stem().string() + "'");
+  if (fields) *fields = r.docs();
   return f;
 }
+}  // namespace
 
 std::string find_framework_file(const std::string& name, const std::string& engine) {
   if (name.empty()) return "";

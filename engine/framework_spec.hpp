@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "common/spec_reader.hpp"
+
 namespace xpusim {
 
 // How input batches reach the device.
@@ -70,6 +72,9 @@ struct FrameworkSpec {
 
 // Parses one profile, with KEY=VALUE overrides applied first. Errors are UserError file:line: key.
 FrameworkSpec load_framework_spec(const std::string& path, const std::vector<std::string>& overrides = {});
+
+// The fields a profile declares, with unit, default (the neutral value) and description.
+std::vector<FieldDoc> framework_spec_fields(const std::string& path);
 
 // The profile for a framework name (a profile's file stem or one of its `names`) on `engine`.
 // Empty = the neutral default. FieldError("framework") when no profile matches, listing them.

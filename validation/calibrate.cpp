@@ -44,23 +44,7 @@ std::vector<FitParam> with_values(std::vector<FitParam> p, const std::vector<dou
   return p;
 }
 
-ValidationResult run_with(const std::vector<ReferenceRow>& rows, const CalibrateOptions& o,
-                          const std::vector<FitParam>& params) {
-  ValidateOptions vo;
-  vo.predict = o.predict;
-  std::vector<std::string> ov = o.base_overrides;
-  for (const auto& s : fitted_overrides(params)) ov.push_back(s);
-  if (o.framework.empty()) {
-    vo.overrides[o.device] = ov;
-  } else {
-    // Framework constants apply on every device the rows use, K80 baselines included.
-    std::vector<std::string> fov;
-    for (const auto& s : ov) fov.push_back("framework." + s);
-    for (const auto& r : rows) vo.overrides[r.device] = fov;
-    vo.overrides[vo.baseline_device] = fov;
-  }
-  return validate_rows(rows, vo);
-}
+
 
 // Mean squared log error; infinite when any row cannot be predicted with these values
 // (e.g. the device spec rejects an efficiency above 1).
@@ -123,7 +107,7 @@ std::vector<FitParam> fittable_constants(const std::string& device, const std::v
 namespace {
 std::vector<FitParam> calibrate_keys(const std::string& path, YAML::Node n) {
   if (!n.IsMap() || !n["calibrate"])
-    throw UserError(yaml_location(path, n) + ": calibrate: missing; list the device's fittable efficiency constants, "
+    throw UserError(yaml_location(path, n) + ": calibrate: missing; list the fittable constants (numeric top-level keys), "
                     "e.g. calibrate: [compute_efficiency]");
   YAML::Node list = n["calibrate"];
   if (!list.IsSequence() || list.size() == 0)
@@ -150,10 +134,46 @@ std::vector<FitParam> calibrate_keys(const std::string& path, YAML::Node n) {
 }
 }  // namespace
 
+ValidationResult run_with(const std::vector<ReferenceRow>& rows, const CalibrateOptions& o,
+                          const std::vector<FitParam>& params) {
+  ValidateOptions vo;
+  vo.predict = o.predict;
+  vo.overrides = o.device_overrides;
+  std::vector<std::string> ov = o.base_overrides;
+  for (const auto& s : fitted_overrides(params)) ov.push_back(s);
+  auto add = [&](const std::string& device, const std::vector<std::string>& more) {
+    std::vector<std::string>& v = vo.overrides[device];
+    v.insert(v.end(), more.begin(), more.end());  // later entries win
+  };
+  if (o.framework.empty()) {
+    add(o.device, ov);
+  } else {
+    // Framework constants apply on every device the rows use, K80 baselines included.
+    std::vector<std::string> fov;
+    for (const auto& s : ov) fov.push_back("framework." + s);
+    std::set<std::string> devices = {vo.baseline_device};
+    for (const auto& r : rows) devices.insert(r.device);
+    for (const auto& d : devices) add(d, fov);
+  }
+  return validate_rows(rows, vo);
+}
+
+bool row_uses_fitted_profile(const ReferenceRow& row) {
+  if (row.framework.empty()) return false;
+  try {
+    const std::string path = find_framework_file(row.framework, engine_for_device(row.device));
+    if (path.empty()) return false;
+    const YAML::Node n = load_config_yaml(path);
+    return n.IsMap() && n["calibrate"] && n["calibrate"].IsSequence() && n["calibrate"].size() > 0;
+  } catch (const UserError&) {
+    return false;  // no profile: the row is skipped by validation anyway
+  }
+}
+
 std::vector<ReferenceRow> fit_rows(const std::vector<ReferenceRow>& rows, const std::string& device) {
   std::vector<ReferenceRow> out;
   for (const auto& r : rows)
-    if (r.device == device && is_fit_metric(r.metric)) out.push_back(r);
+    if (r.device == device && is_fit_metric(r.metric) && !row_uses_fitted_profile(r)) out.push_back(r);
   return out;
 }
 
@@ -202,9 +222,10 @@ FitResult fit_device(const std::vector<ReferenceRow>& rows, const CalibrateOptio
   return res;
 }
 
-std::vector<LeaveOneOut> leave_one_model_out(const std::vector<ReferenceRow>& rows, const CalibrateOptions& o) {
+std::vector<LeaveOneOut> leave_one_out(const std::vector<ReferenceRow>& rows, const CalibrateOptions& o, HoldOut by) {
+  auto group = [by](const ReferenceRow& r) { return by == HoldOut::model ? r.model : r.source; };
   std::set<std::string> models;
-  for (const auto& r : rows) models.insert(r.model);
+  for (const auto& r : rows) models.insert(group(r));
   std::vector<LeaveOneOut> out;
   ProgressBar bar("leave-one-out " + o.device, static_cast<long long>(models.size()), o.progress);
   CalibrateOptions inner = o;
@@ -212,7 +233,7 @@ std::vector<LeaveOneOut> leave_one_model_out(const std::vector<ReferenceRow>& ro
   long long done = 0;
   for (const auto& m : models) {
     std::vector<ReferenceRow> train, test;
-    for (const auto& r : rows) (r.model == m ? test : train).push_back(r);
+    for (const auto& r : rows) (group(r) == m ? test : train).push_back(r);
     LeaveOneOut e;
     e.model = m;
     e.rows_held_out = static_cast<int>(test.size());
@@ -225,7 +246,7 @@ std::vector<LeaveOneOut> leave_one_model_out(const std::vector<ReferenceRow>& ro
       for (const auto& x : held.rows)
         if (x.used && x.error_pct) e.held_out_errors_pct.push_back(*x.error_pct);
     } catch (const UserError& ex) {
-      e.reason = ex.what();  // nothing left to fit without this model
+      e.reason = ex.what();  // nothing left to fit without this model (or study)
     }
     out.push_back(e);
     bar.update(++done, m);
@@ -309,7 +330,7 @@ CalibrationOverlay load_calibration_overlay(const std::string& path) {
   return o;
 }
 
-nlohmann::json calibration_json(const FitResult& fit, const std::vector<LeaveOneOut>* loo) {
+nlohmann::json calibration_json(const FitResult& fit, const std::vector<LeaveOneOut>* loo, HoldOut by) {
   nlohmann::json j;
   j["device"] = fit.device;
   // Keyed by constant (not a list), so the one CSV row has params.<key>.initial/.fitted columns.
@@ -330,7 +351,7 @@ nlohmann::json calibration_json(const FitResult& fit, const std::vector<LeaveOne
     nlohmann::json l = nlohmann::json::array();
     for (const auto& e : *loo) {
       nlohmann::json x;
-      x["model"] = e.model;
+      x[by == HoldOut::model ? "model" : "study"] = e.model;
       x["rows_held_out"] = e.rows_held_out;
       x["mape_pct_held_out"] = opt(e.mape_pct_held_out);
       x["mape_pct_in_fit"] = opt(e.mape_pct_in_fit);
@@ -340,18 +361,19 @@ nlohmann::json calibration_json(const FitResult& fit, const std::vector<LeaveOne
       if (!e.reason.empty()) x["reason"] = e.reason;
       l.push_back(x);
     }
-    j["leave_one_out"] = {{"by_model", l}, {"mape_pct", opt(leave_one_out_mape(*loo))}};
+    j["leave_one_out"] = {{by == HoldOut::model ? "by_model" : "by_study", l}, {"mape_pct", opt(leave_one_out_mape(*loo))}};
   }
   return j;
 }
 
-void print_calibration(std::ostream& os, const FitResult& fit, const std::vector<LeaveOneOut>* loo, OutputFormat f) {
+void print_calibration(std::ostream& os, const FitResult& fit, const std::vector<LeaveOneOut>* loo, OutputFormat f,
+                       HoldOut by) {
   if (f == OutputFormat::json) {
-    print_json_document(os, calibration_json(fit, loo));
+    print_json_document(os, calibration_json(fit, loo, by));
     return;
   }
   if (f == OutputFormat::csv) {  // one row: the fit (per-row results and leave-one-out are in the JSON)
-    print_csv_records(os, nlohmann::json::array({calibration_json(fit, loo)}), {"device"});
+    print_csv_records(os, nlohmann::json::array({calibration_json(fit, loo, by)}), {"device"});
     return;
   }
   auto opt = [](const std::optional<double>& v, int d) { return v ? fmt_fixed(*v, d) : std::string("n/a"); };
@@ -374,8 +396,9 @@ void print_calibration(std::ostream& os, const FitResult& fit, const std::vector
     k.print(os, f);
   }
   if (loo) {
-    os << "\nLeave one model out (fit without the model, error on its rows)\n";
-    std::vector<std::string> cols = {"model", "rows", "mape_pct_held_out", "mape_pct_in_fit"};
+    const std::string what = by == HoldOut::model ? "model" : "study";
+    os << "\nLeave one " << what << " out (fit without the " << what << ", error on its rows)\n";
+    std::vector<std::string> cols = {what, "rows", "mape_pct_held_out", "mape_pct_in_fit"};
     for (const auto& q : fit.params) cols.push_back(q.key);
     Table t(cols);
     for (const auto& e : *loo) {

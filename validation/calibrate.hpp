@@ -6,6 +6,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -34,6 +35,9 @@ struct CalibrateOptions {
                                              // (configs/frameworks/NAME.yaml) on every device
   PredictFn predict;                         // empty = xpusim::predict
   std::vector<std::string> base_overrides;   // applied under the fitted keys
+  // Per device, applied under everything else (leave-one-study-out: the other constant sets'
+  // values while this one is fitted).
+  std::map<std::string, std::vector<std::string>> device_overrides;
   int max_evaluations = 300;
   bool progress = false;
 };
@@ -47,8 +51,12 @@ struct FitResult {
   bool converged = false;
 };
 
-// The device's rows that a fit can use (fit metrics, this device), in input order.
+// The device's rows that a fit can use, in input order: fit metrics, this device, and a framework
+// profile without fitted constants of its own (a profile with a `calibrate:` list, e.g. PyTorch's
+// kernel scales, is fitted relative to the device afterwards, so its rows cannot fit the device).
 std::vector<ReferenceRow> fit_rows(const std::vector<ReferenceRow>& rows, const std::string& device);
+// Whether a row's framework (CSV name) maps to a profile with fitted constants on the row's engine.
+bool row_uses_fitted_profile(const ReferenceRow& row);
 // The rows of a framework profile (its stem or a name it lists in the framework column) that a fit can use.
 std::vector<ReferenceRow> framework_fit_rows(const std::vector<ReferenceRow>& rows, const std::string& framework);
 // A framework profile's fittable constants (`calibrate:` in its YAML).
@@ -57,8 +65,11 @@ std::vector<FitParam> fittable_framework_constants(const std::string& framework)
 // Fits on `rows` (already filtered with fit_rows). UserError when no row can be predicted.
 FitResult fit_device(const std::vector<ReferenceRow>& rows, const CalibrateOptions& o);
 
+// What a leave-one-out holds out: each model's rows, or each study's (the CSV's `source`).
+enum class HoldOut { model, study };
+
 struct LeaveOneOut {
-  std::string model;
+  std::string model;                       // the held-out model, or study with HoldOut::study
   int rows_held_out = 0;
   std::vector<FitParam> params;            // fitted without this model's rows
   std::optional<double> mape_pct_held_out; // error on this model's rows with those constants
@@ -67,8 +78,13 @@ struct LeaveOneOut {
   std::string reason;                      // why no fit was possible without this model
 };
 
-// For each model of the rows: fit without it, then predict its rows.
-std::vector<LeaveOneOut> leave_one_model_out(const std::vector<ReferenceRow>& rows, const CalibrateOptions& o);
+// For each model (or study) of the rows: fit without it, then predict its rows.
+std::vector<LeaveOneOut> leave_one_out(const std::vector<ReferenceRow>& rows, const CalibrateOptions& o, HoldOut by);
+inline std::vector<LeaveOneOut> leave_one_model_out(const std::vector<ReferenceRow>& rows, const CalibrateOptions& o) {
+  return leave_one_out(rows, o, HoldOut::model);
+}
+// Runs `rows` with the fitted `params` (and the options' overrides).
+ValidationResult run_with(const std::vector<ReferenceRow>& rows, const CalibrateOptions& o, const std::vector<FitParam>& params);
 // Mean absolute error over every held-out row (each model's rows with its own fit).
 std::optional<double> leave_one_out_mape(const std::vector<LeaveOneOut>& loo);
 
@@ -86,7 +102,8 @@ struct CalibrationOverlay {
 // Reads an overlay written by overlay_yaml (UserError "file:line: key: message").
 CalibrationOverlay load_calibration_overlay(const std::string& path);
 
-nlohmann::json calibration_json(const FitResult& fit, const std::vector<LeaveOneOut>* loo);
-void print_calibration(std::ostream& os, const FitResult& fit, const std::vector<LeaveOneOut>* loo, OutputFormat f);
+nlohmann::json calibration_json(const FitResult& fit, const std::vector<LeaveOneOut>* loo, HoldOut by = HoldOut::model);
+void print_calibration(std::ostream& os, const FitResult& fit, const std::vector<LeaveOneOut>* loo, OutputFormat f,
+                       HoldOut by = HoldOut::model);
 
 }  // namespace xpusim::validation

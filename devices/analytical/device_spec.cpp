@@ -55,7 +55,7 @@ bool DeviceSpec::supports(Precision p) const {
 }
 
 namespace {
-DeviceSpec parse_device_spec(const YAML::Node& root, const std::string& path);
+DeviceSpec parse_device_spec(const YAML::Node& root, const std::string& path, std::vector<FieldDoc>* fields = nullptr);
 
 // The efficiency constants a device takes from the calibrated device of its generation
 // (`efficiency_from: NAME`) unless its own file sets them: the shared software-stack and
@@ -105,6 +105,13 @@ void inherit_efficiency(YAML::Node& root, const std::string& path, std::vector<s
 }
 }  // namespace
 
+std::vector<FieldDoc> device_spec_fields(const std::string& name_or_path) {
+  const std::string path = device_path(name_or_path);
+  std::vector<FieldDoc> fields;
+  parse_device_spec(load_device_yaml(path), path, &fields);
+  return fields;
+}
+
 YAML::Node load_device_yaml(const std::string& path) {
   YAML::Node root = load_config_yaml(path);
   std::vector<std::string> chain;
@@ -144,7 +151,7 @@ DeviceSpec load_device_spec(const std::string& name_or_path, const std::vector<s
 
 namespace {
 
-DeviceSpec parse_device_spec(const YAML::Node& root, const std::string& path) {
+DeviceSpec parse_device_spec(const YAML::Node& root, const std::string& path, std::vector<FieldDoc>* fields) {
   SpecReader r(root, path);
   DeviceSpec d;
   d.file = path;
@@ -257,6 +264,7 @@ DeviceSpec parse_device_spec(const YAML::Node& root, const std::string& path) {
   for (const auto& k : d.calibrate)
     if (!numeric.count(k)) r.fail("calibrate", "'" + k + "' is not a numeric field of this device");
   r.finish();
+  if (fields) *fields = r.docs();
   return d;
 }
 

@@ -9,6 +9,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "common/spec_reader.hpp"
 #include "engine/placement.hpp"
 #include "models/dtype.hpp"
 
@@ -85,5 +86,9 @@ DeviceSpec load_device_spec(const std::string& name_or_path, const std::vector<s
 // (what load_device_spec parses; calibration reads its fittable constants from it). A file
 // without `efficiency_from` comes back as written.
 YAML::Node load_device_yaml(const std::string& path);
+
+// The fields a device YAML of this kind declares, with unit, default and description: the
+// default is the value a constant has when nothing was fitted (leave-one-study-out, docs).
+std::vector<FieldDoc> device_spec_fields(const std::string& name_or_path);
 
 }  // namespace xpusim::analytical
