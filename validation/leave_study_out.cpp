@@ -360,7 +360,8 @@ void print_leave_one_study_out(std::ostream& os, const std::vector<StudyHoldOut>
   }
   if (f == OutputFormat::csv) {
     nlohmann::json rows = nlohmann::json::array();
-    for (const auto& s : leave_one_study_out_json(r)["leave_one_study_out"]) {
+    const nlohmann::json doc = leave_one_study_out_json(r);  // kept alive: the loop refers into it
+    for (const auto& s : doc["leave_one_study_out"]) {
       nlohmann::json x = s;
       x.erase("sets");
       rows.push_back(x);

@@ -46,6 +46,8 @@ CASES = [
     ("compare", ["compare", "riseml_resnet50_published"], "rows"),
     ("validate", ["validate", "--reference", SMALL_REF], "rows"),
     ("calibrate", ["calibrate", "--reference", SMALL_REF, "--device", "v100_sxm2_16gb", "--max-evaluations", "5"], None),
+    ("calibrate --leave-one-out study", ["calibrate", "--reference", SMALL_REF, "--leave-one-out", "study",
+                                         "--max-evaluations", "5"], "leave_one_study_out"),
     ("predict", ["run", "--backend", "cpu", "--model", "mnist_mlp", "--batch", "32", "--steps", "2", "--warmup", "1",
                  "--threads", "1"], None),
 ]
