@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -155,31 +156,15 @@ class Round {
   }
 
   ConstantSetRound device_set(const std::string& name) {
-    ConstantSetRound s;
-    s.set = "device " + name;
-    const std::vector<ReferenceRow> full = fit_rows(all_, name);
-    s.params = fittable_constants(name);
-    for (auto& p : s.params) p.fitted = p.initial;
-    if (!has_study_rows(full) && !depends_on_change(full)) {
-      s.action = "unchanged";
-      return s;
-    }
-    const std::vector<ReferenceRow> rows = fit_rows(train_, name);
-    const std::vector<FitParam> today = s.params;
-    try {
-      if (rows.empty()) throw UserError("its rows are all in this study");
-      CalibrateOptions c = options();
-      c.device = name;
-      c.base_overrides = device_overrides(name);  // changed ancestors' values, under the fitted keys
-      c.device_overrides.erase(name);
-      FitResult f = fit_device(rows, c);
-      s.action = "refit";
-      s.rows = f.after.rows_used;
-      s.params = f.params;
-    } catch (const UserError& e) {
-      unfitted(s, numeric_defaults(analytical::device_spec_fields(name)), e.what());
-    }
-    for (size_t i = 0; i < s.params.size(); ++i) s.params[i].initial = today[i].initial;
+    ConstantSetRound s = refit_set(
+        "device " + name, fit_rows(all_, name), fit_rows(train_, name), fittable_constants(name),
+        [&](CalibrateOptions& c) {
+          c.device = name;
+          c.base_overrides = device_overrides(name);  // changed ancestors' values, under the fitted keys
+          c.device_overrides.erase(name);
+        },
+        [&] { return numeric_defaults(analytical::device_spec_fields(name)); });
+    if (s.action == "unchanged") return s;
     for (const auto& p : s.params) values_[name][p.key] = fmt_g(p.fitted, 17);
     changed_.insert(name);
     return s;
@@ -187,30 +172,15 @@ class Round {
 
   ConstantSetRound framework_set(const std::string& path) {
     const std::string stem = fs::path(path).stem().string();
-    ConstantSetRound s;
-    s.set = "framework " + stem;
-    const std::vector<ReferenceRow> full = framework_fit_rows(all_, stem);
-    s.params = fittable_framework_constants(stem);
-    for (auto& p : s.params) p.fitted = p.initial;
-    if (!has_study_rows(full) && !depends_on_change(full)) {
-      s.action = "unchanged";
-      return s;
-    }
-    const std::vector<FitParam> today = s.params;
-    const std::vector<ReferenceRow> rows = framework_fit_rows(train_, stem);
-    try {
-      if (rows.empty()) throw UserError("its rows are all in this study");
-      CalibrateOptions c = options();
-      c.device = "framework " + stem;
-      c.framework = stem;
-      FitResult f = fit_device(rows, c);
-      s.action = "refit";
-      s.rows = f.after.rows_used;
-      s.params = f.params;
-    } catch (const UserError& e) {
-      unfitted(s, numeric_defaults(framework_spec_fields(path)), e.what());
-    }
-    for (size_t i = 0; i < s.params.size(); ++i) s.params[i].initial = today[i].initial;
+    ConstantSetRound s = refit_set(
+        "framework " + stem, framework_fit_rows(all_, stem), framework_fit_rows(train_, stem),
+        fittable_framework_constants(stem),
+        [&](CalibrateOptions& c) {
+          c.device = "framework " + stem;
+          c.framework = stem;
+        },
+        [&] { return numeric_defaults(framework_spec_fields(path)); });
+    if (s.action == "unchanged") return s;
     for (const auto& p : s.params) frameworks_[path].push_back("framework." + p.key + "=" + fmt_g(p.fitted, 17));
     return s;
   }
@@ -247,6 +217,35 @@ class Round {
   }
 
  private:
+  // One constant set in this round: unchanged when neither its rows nor a device they depend on
+  // changed; else refitted on `rows` (the other studies'), or its declared defaults without any.
+  ConstantSetRound refit_set(const std::string& label, const std::vector<ReferenceRow>& full,
+                             const std::vector<ReferenceRow>& rows, std::vector<FitParam> today,
+                             const std::function<void(CalibrateOptions&)>& configure,
+                             const std::function<std::map<std::string, double>()>& defaults) const {
+    ConstantSetRound s;
+    s.set = label;
+    for (auto& p : today) p.fitted = p.initial;
+    s.params = today;
+    if (!has_study_rows(full) && !depends_on_change(full)) {
+      s.action = "unchanged";
+      return s;
+    }
+    try {
+      if (rows.empty()) throw UserError("its rows are all in this study");
+      CalibrateOptions c = options();
+      configure(c);
+      FitResult f = fit_device(rows, c);
+      s.action = "refit";
+      s.rows = f.after.rows_used;
+      s.params = f.params;
+    } catch (const UserError& e) {
+      unfitted(s, defaults(), e.what());
+    }
+    for (size_t i = 0; i < s.params.size(); ++i) s.params[i].initial = today[i].initial;
+    return s;
+  }
+
   static void unfitted(ConstantSetRound& s, const std::map<std::string, double>& defaults, const std::string& why) {
     s.action = "unfitted";
     s.rows = 0;
