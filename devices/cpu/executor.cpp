@@ -134,6 +134,11 @@ Executor::Executor(const OpGraph& g, const ExecOptions& opts) : g_(g) {
     floats[static_cast<size_t>(t)] = r_->bf16_stored(t) ? (n + 1) / 2 : n;
   }
   const std::vector<PlanStep> steps = r_->plan_steps(order_);
+  writes_.resize(static_cast<size_t>(g.num_ops()));
+  for (int i = 0; i < g.num_ops(); ++i) {
+    const int h = r_->run_as[static_cast<size_t>(i)];
+    if (h >= 0) writes_[static_cast<size_t>(h)] = r_->step_of(h).writes;
+  }
   MemoryPlan plan = plan_memory(g, opts.plan_memory, floats, &steps);
   r_->peak_live_bytes = plan.peak_live_floats * static_cast<int64_t>(sizeof(float));
   // Linux overcommits: a batch far beyond RAM would "allocate" and then be killed while
@@ -232,10 +237,10 @@ void Executor::run_phase(bool (*select)(const OpNode&)) {
     const OpNode& op = g_.op(i);
     auto t0 = std::chrono::steady_clock::now();
     r_->visit(g_, i);
+    // Under bf16, what the step stored is rounded (a fused group's intermediates never are).
     if (r_->bf16)
-      for (size_t k = 0; k < op.outputs.size(); ++k) {
-        if (k == 0 && r_->exact_bf16_out[static_cast<size_t>(i)]) continue;
-        const int t = op.outputs[k];
+      for (int t : writes_[static_cast<size_t>(i)]) {
+        if (t == r_->fused_out(i) && r_->exact_bf16_out[static_cast<size_t>(i)]) continue;
         if (r_->bf16_stored(t)) continue;  // bf16 already
         const Tensor& T = g_.tensor(t);
         if (T.desc.dtype == DType::bf16 && !T.is_view) round_to_bf16(data(t), T.desc.numel());

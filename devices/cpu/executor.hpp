@@ -37,12 +37,12 @@ struct ExecOptions {
   // Keep tensors that only conv, batch norm and elementwise ops touch channel-blocked
   // (Runner::blocked); false stores every tensor plain (the reference layout in tests).
   bool blocked_layouts = true;
-  // Fuse what the op graph allows (fp32 graphs; Runner::Fusion): conv/matmul + ReLU,
+  // Fuse what the op graph allows (Runner::Fusion): conv/matmul + ReLU,
   // batch norm [+ add] [+ ReLU], ReLU backward + batch-norm backward. Tensors passed inside
   // a fused group are never stored (read() refuses them); false runs every op (tests).
   bool fuse_ops = true;
-  // fp32 batch norm on bn_kernel.hpp (no spinning barriers; needed by the batch-norm
-  // fusions) where its operands share a layout; false: oneDNN's primitive (tests compare).
+  // Batch norm on bn_kernel.hpp / bn_kernel_bf16.hpp (no spinning barriers; needed by the
+  // batch-norm fusions); false: oneDNN's primitive (tests compare).
   bool own_batch_norm = true;
   // Optimizer hyperparameters; the graph carries none (PyTorch conventions, see update ops).
   float lr = 0.01f;
@@ -112,6 +112,7 @@ class Executor {
   std::array<double, kNumOpKinds> seconds_{};
   double flops_ = 0;
   std::vector<int> order_;  // the graph's schedule, computed once
+  std::vector<std::vector<int>> writes_;  // per handler op: the tensors its step stores
 };
 
 }  // namespace xpusim::cpu

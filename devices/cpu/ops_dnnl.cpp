@@ -12,6 +12,7 @@
 
 #include "common/error.hpp"
 #include "devices/cpu/bn_kernel.hpp"
+#include "devices/cpu/bn_kernel_bf16.hpp"
 #include "devices/cpu/pool_plain.hpp"
 #include "devices/cpu/runner.hpp"
 
@@ -516,30 +517,43 @@ static BnShape bn_shape(const Runner& r, const OpGraph& g, int fwd, int t) {
   return sh;
 }
 
-// fp32 batch norm always runs on the kernel (bn_kernel.hpp) in the layout of its input x;
-// an operand stored in another layout (Inception: a blocked convolution output normalised
-// into a plain concat) passes through a scratch copy in x's layout (one reorder, which has
-// no spinning barrier, unlike oneDNN's batch norm).
-bool Runner::bn_own_kernel_fwd(int) const { return opts.own_batch_norm && !bf16_native; }
-bool Runner::bn_own_kernel_bwd(int) const { return opts.own_batch_norm && !bf16_native; }
+// Batch norm runs on the kernels (bn_kernel.hpp in fp32, bn_kernel_bf16.hpp where x is
+// stored bf16 on the native path) in the storage of its input x; an operand stored otherwise
+// (Inception: a blocked convolution output normalised into a plain concat; ResNet's stem: a
+// bf16 blocked convolution output normalised into a plain fp32 max-pool input) passes
+// through a scratch copy in x's storage (one reorder, which has no spinning barrier, unlike
+// oneDNN's batch norm).
+bool Runner::bn_own_kernel_fwd(int bn) const {
+  if (!opts.own_batch_norm) return false;
+  const int x = g_.op(bn).inputs[0];
+  return !bf16_stored(x) || (layout_block(x) == 16 && bn_bf16_kernel_available());
+}
+bool Runner::bn_own_kernel_bwd(int bn_bwd) const { return bn_own_kernel_fwd(g_.op(bn_bwd).forward_op); }
 
 namespace {
-// Copies a batch norm operand between layouts (block 1 = plain; else channel-blocked fp32).
-void bn_relayout(Runner& r, const memory::dims& d, const float* from, int from_block, float* to, int to_block) {
-  auto desc = [&](int b) {
-    return memory::desc(d, dt::f32, b == 1 ? tag::abcd : b == 8 ? tag::aBcd8b : tag::aBcd16b);
+size_t bytes_in(const Runner& r, int t, Runner::Storage s) {
+  return static_cast<size_t>(r.numel(t)) * (s.bf16 ? sizeof(uint16_t) : sizeof(float));
+}
+// Copies a batch norm operand between storages (layout and element type; to bf16 rounds to
+// nearest even, from bf16 is exact).
+void bn_relayout(Runner& r, const memory::dims& d, const void* from, Runner::Storage from_s, void* to,
+                 Runner::Storage to_s) {
+  auto desc = [&](Runner::Storage s) {
+    return memory::desc(d, s.bf16 ? dt::bf16 : dt::f32, s.block == 1 ? tag::abcd : s.block == 8 ? tag::aBcd8b : tag::aBcd16b);
   };
-  memory src(desc(from_block), r.eng, const_cast<float*>(from)), dst(desc(to_block), r.eng, to);
+  memory src(desc(from_s), r.eng, const_cast<void*>(from)), dst(desc(to_s), r.eng, to);
   dnnl::reorder(src, dst).execute(r.strm, src, dst);  // oneDNN's primitive cache keeps it
   r.strm.wait();
 }
-// t's storage in the layout `block`: t itself, or a scratch copy in slot `slot`.
-const float* bn_operand(Runner& r, const memory::dims& d, int t, int block, int slot) {
-  if (r.layout_block(t) == block) return r.ptr(t);
-  float* tmp = static_cast<float*>(r.scratch(slot, static_cast<size_t>(r.numel(t)) * sizeof(float)));
-  bn_relayout(r, d, r.ptr(t), r.layout_block(t), tmp, block);
+// t's storage in `want`: t itself, or a scratch copy in slot `slot`.
+const void* bn_operand(Runner& r, const memory::dims& d, int t, Runner::Storage want, int slot) {
+  if (r.storage_of(t) == want) return r.ptr(t);
+  void* tmp = r.scratch(slot, bytes_in(r, t, want));
+  bn_relayout(r, d, r.ptr(t), r.storage_of(t), tmp, want);
   return tmp;
 }
+const uint16_t* bf16_ptr(const void* p) { return static_cast<const uint16_t*>(p); }
+const float* f32_ptr(const void* p) { return static_cast<const float*>(p); }
 }  // namespace
 
 void Runner::on_BatchNorm(const OpGraph& g, int i) {
@@ -547,16 +561,24 @@ void Runner::on_BatchNorm(const OpGraph& g, int i) {
   if (bn_own_kernel_fwd(i)) {
     const Fusion& f = fusion[static_cast<size_t>(i)];
     const memory::dims d = bn_desc(g, i).dims();
-    const int b = layout_block(op.inputs[0]), out = fused_out(i);
-    const float* residual = nullptr;
+    const Storage xs = storage_of(op.inputs[0]);
+    const int out = fused_out(i);
+    const void* residual = nullptr;
     if (f.add >= 0) {
       const OpNode& a = g.op(f.add);
-      residual = bn_operand(*this, d, a.inputs[0] == op.outputs[0] ? a.inputs[1] : a.inputs[0], b, 1);
+      residual = bn_operand(*this, d, a.inputs[0] == op.outputs[0] ? a.inputs[1] : a.inputs[0], xs, 1);
     }
-    float* y = layout_block(out) == b ? ptr(out) : static_cast<float*>(scratch(0, static_cast<size_t>(numel(out)) * sizeof(float)));
-    bn_forward(bn_shape(*this, g, i, op.inputs[0]), kBnEps, ptr(op.inputs[0]), ptr(op.inputs[1]), ptr(op.inputs[2]),
-               residual, f.relu >= 0, y, ptr(op.outputs[1]), ptr(op.outputs[2]));
-    if (y != ptr(out)) bn_relayout(*this, d, y, b, ptr(out), layout_block(out));
+    void* y = storage_of(out) == xs ? static_cast<void*>(ptr(out)) : scratch(0, bytes_in(*this, out, xs));
+    const BnShape sh = bn_shape(*this, g, i, op.inputs[0]);
+    if (xs.bf16)
+      bn_forward_bf16(sh, kBnEps, bf16_ptr(ptr(op.inputs[0])), ptr(op.inputs[1]), ptr(op.inputs[2]),
+                      bf16_ptr(residual), f.relu >= 0, static_cast<uint16_t*>(y), ptr(op.outputs[1]),
+                      ptr(op.outputs[2]));
+    else
+      bn_forward(sh, kBnEps, ptr(op.inputs[0]), ptr(op.inputs[1]), ptr(op.inputs[2]), f32_ptr(residual),
+                 f.relu >= 0, static_cast<float*>(y), ptr(op.outputs[1]), ptr(op.outputs[2]));
+    if (y != ptr(out)) bn_relayout(*this, d, y, xs, ptr(out), storage_of(out));
+    exact_bf16_out[static_cast<size_t>(i)] = xs.bf16;  // bf16 stores, and exact bf16 -> fp32 copies
     return;
   }
   bool fresh;
@@ -582,13 +604,21 @@ void Runner::on_BatchNormBackward(const OpGraph& g, int i) {
   if (bn_own_kernel_bwd(i)) {
     const int ab = fusion[static_cast<size_t>(i)].act_bwd;  // fused ReLU backward: {dy of the ReLU, its output}
     const memory::dims d = bn_desc(g, op.forward_op).dims();
-    const int b = layout_block(op.inputs[1]), dx_t = op.outputs[0];
-    const float* dy = bn_operand(*this, d, ab >= 0 ? g.op(ab).inputs[0] : op.inputs[0], b, 0);
-    const float* relu_y = ab >= 0 ? bn_operand(*this, d, g.op(ab).inputs[1], b, 1) : nullptr;
-    float* dx = layout_block(dx_t) == b ? ptr(dx_t) : static_cast<float*>(scratch(2, static_cast<size_t>(numel(dx_t)) * sizeof(float)));
-    bn_backward(bn_shape(*this, g, op.forward_op, op.inputs[1]), kBnEps, dy, relu_y, ptr(op.inputs[1]),
-                ptr(op.inputs[2]), ptr(op.inputs[3]), ptr(op.inputs[4]), dx, ptr(op.outputs[1]), ptr(op.outputs[2]));
-    if (dx != ptr(dx_t)) bn_relayout(*this, d, dx, b, ptr(dx_t), layout_block(dx_t));
+    const Storage xs = storage_of(op.inputs[1]);
+    const int dx_t = op.outputs[0];
+    const void* dy = bn_operand(*this, d, ab >= 0 ? g.op(ab).inputs[0] : op.inputs[0], xs, 0);
+    const void* relu_y = ab >= 0 ? bn_operand(*this, d, g.op(ab).inputs[1], xs, 1) : nullptr;
+    void* dx = storage_of(dx_t) == xs ? static_cast<void*>(ptr(dx_t)) : scratch(2, bytes_in(*this, dx_t, xs));
+    const BnShape sh = bn_shape(*this, g, op.forward_op, op.inputs[1]);
+    if (xs.bf16)
+      bn_backward_bf16(sh, kBnEps, bf16_ptr(dy), bf16_ptr(relu_y), bf16_ptr(ptr(op.inputs[1])), ptr(op.inputs[2]),
+                       ptr(op.inputs[3]), ptr(op.inputs[4]), static_cast<uint16_t*>(dx), ptr(op.outputs[1]),
+                       ptr(op.outputs[2]));
+    else
+      bn_backward(sh, kBnEps, f32_ptr(dy), f32_ptr(relu_y), ptr(op.inputs[1]), ptr(op.inputs[2]), ptr(op.inputs[3]),
+                  ptr(op.inputs[4]), static_cast<float*>(dx), ptr(op.outputs[1]), ptr(op.outputs[2]));
+    if (dx != ptr(dx_t)) bn_relayout(*this, d, dx, xs, ptr(dx_t), storage_of(dx_t));
+    exact_bf16_out[static_cast<size_t>(i)] = xs.bf16;
     return;
   }
   bool fresh;

@@ -55,12 +55,15 @@ OpGraph graph_of(Precision p, int64_t batch) {
   return g;
 }
 
-std::unique_ptr<Executor> executor(const OpGraph& g, Bf16Path path) {
+// fuse = false: every op runs on its own, so every intermediate tensor is stored and readable.
+std::unique_ptr<Executor> executor(const OpGraph& g, Bf16Path path, bool fuse = true, bool own_bn = true) {
   ExecOptions o;
   o.seed = 5;
   o.threads = 2;
   o.plan_memory = false;  // every tensor stays readable after the step
   o.bf16_path = path;
+  o.fuse_ops = fuse;
+  o.own_batch_norm = own_bn;
   auto ex = std::make_unique<Executor>(g, o);
   ex->fill_synthetic();
   return ex;
@@ -90,8 +93,8 @@ TEST_CASE("native bf16: conv, batch norm, matmul outputs and weight gradients ma
   XPUSIM_REQUIRE_NATIVE_BF16();
   OpGraph gf = graph_of(Precision::fp32, 8), gb = graph_of(Precision::bf16, 8);
   REQUIRE(gf.num_tensors() == gb.num_tensors());
-  auto ref = executor(gf, Bf16Path::automatic);
-  auto nat = executor(gb, Bf16Path::native);
+  auto ref = executor(gf, Bf16Path::automatic, false);
+  auto nat = executor(gb, Bf16Path::native, false);
   REQUIRE(nat->bf16_native());
   copy_inputs(gb, *nat, *ref);
   for (auto* ex : {ref.get(), nat.get()}) {
