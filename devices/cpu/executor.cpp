@@ -164,7 +164,12 @@ Executor::Executor(const OpGraph& g, const ExecOptions& opts) : g_(g) {
   }
   for (int t = 0; t < g.num_tensors(); ++t) {
     const Tensor& T = g.tensor(t);
-    if (T.role == TensorRole::weight) init_weight(g, t, data(t), opts.seed);
+    if (T.role == TensorRole::weight && !r_->stored_blocked(t)) init_weight(g, t, data(t), opts.seed);
+    if (T.role == TensorRole::weight && r_->stored_blocked(t)) {  // the same values, in its layout
+      std::vector<float> plain(static_cast<size_t>(T.desc.numel()));
+      init_weight(g, t, plain.data(), opts.seed);
+      r_->write_plain(t, plain);
+    }
     if (T.role == TensorRole::loss && loss_tensor_ < 0) loss_tensor_ = t;
   }
   for (int i = 0; i < g.num_ops(); ++i)
@@ -193,7 +198,7 @@ uint64_t Executor::dropout_step() const { return r_->dropout_step; }
 void Executor::set_dropout_step(uint64_t step) { r_->dropout_step = step; }
 int64_t Executor::adam_step() const { return r_->adam_t; }
 void Executor::set_adam_step(int64_t t) { r_->adam_t = t; }
-bool Executor::stored_blocked(int t) const { return r_->blocked[static_cast<size_t>(t)] != 0; }
+bool Executor::stored_blocked(int t) const { return r_->stored_blocked(t); }
 float Executor::loss() const { return loss_tensor_ >= 0 ? *data(loss_tensor_) : 0.0f; }
 int64_t Executor::buffer_bytes() const { return r_->block_bytes + r_->scratch_bytes(); }
 int64_t Executor::peak_live_bytes() const { return r_->peak_live_bytes; }

@@ -35,7 +35,9 @@ struct ExecOptions {
   bool plan_memory = true;  // share buffers between tensors whose lifetimes do not overlap
   Bf16Path bf16_path = Bf16Path::automatic;  // only read for bf16 graphs
   // Keep tensors that only conv, batch norm and elementwise ops touch channel-blocked
-  // (Runner::blocked); false stores every tensor plain (the reference layout in tests).
+  // (Runner::blocked), and conv weights with their gradients and optimizer state in the
+  // layout the convolutions use (Runner::weight_layout); false stores every tensor plain
+  // (the reference layout in tests).
   bool blocked_layouts = true;
   // Fuse what the op graph allows (Runner::Fusion): conv/matmul + ReLU,
   // batch norm [+ add] [+ ReLU], ReLU backward + batch-norm backward. Tensors passed inside
@@ -68,8 +70,9 @@ class Executor {
   void update();    // optimizer phase
   void step();      // forward(true) + backward + update; advances the dropout stream
 
-  // The tensor's storage: plain fp32 unless the executor keeps it channel-blocked (see
-  // Runner::blocked); read() always returns plain fp32 values.
+  // The tensor's storage: plain fp32 unless stored_blocked (channel-blocked activations,
+  // Runner::blocked; conv weights, gradients and optimizer state in a blocked fp32 layout,
+  // Runner::weight_layout); read() always returns plain fp32 values.
   float* data(int tensor);
   const float* data(int tensor) const;
   std::vector<float> read(int tensor) const;

@@ -84,6 +84,8 @@ memory::desc blocked_desc(const Runner& r, const memory::dims& d) {
 }
 // How tensor t is stored (plain_d describes it as plain fp32).
 memory::desc stored(const Runner& r, const memory::desc& plain_d, int t) {
+  const memory::desc& w = r.weight_layout[static_cast<size_t>(t)];
+  if (!w.is_zero()) return w;
   return r.blocked[static_cast<size_t>(t)] ? blocked_desc(r, plain_d.dims()) : plain_d;
 }
 // What a primitive is asked to take for tensor t: the blocked layout in the compute type
@@ -150,6 +152,22 @@ dnnl::convolution_forward::primitive_desc conv_fwd_pd(Runner& r, const OpGraph& 
                                                   dnnl::algorithm::convolution_direct, c.src, c.wei, c.dst,
                                                   c.strides, c.dil, c.pad_l, c.pad_r);
   return dnnl::convolution_forward::primitive_desc(d, relu_attr(relu), r.eng);
+}
+
+// The backward-weights primitive of forward convolution `fwd` reading gradient tensor dy:
+// bf16 (native) or fp32 activations and gradients in, fp32 weight gradient out (it feeds
+// the fp32 master).
+dnnl::convolution_backward_weights::primitive_desc conv_bwd_weights_pd(Runner& r, const OpGraph& g, int fwd, int dy,
+                                                                       bool bias) {
+  ConvGeom c = conv_geom(g, fwd);
+  const OpNode& op = g.op(fwd);
+  auto src = want(r, c.src, op.inputs[0], compute_dt(r)), wei = any_of(c.wei),
+       dst = want(r, c.dst, dy, compute_dt(r));
+  auto d = bias ? dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, src, wei, c.bias, dst,
+                                                           c.strides, c.dil, c.pad_l, c.pad_r)
+                : dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, src, wei, dst,
+                                                           c.strides, c.dil, c.pad_l, c.pad_r);
+  return dnnl::convolution_backward_weights::primitive_desc(d, r.eng, conv_fwd_pd(r, g, fwd));
 }
 
 template <class S>
@@ -331,6 +349,57 @@ void Runner::choose_layouts() {
     if (in_group[static_cast<size_t>(t)] && group_ok[static_cast<size_t>(find(t))]) blocked[static_cast<size_t>(t)] = 2;
 }
 
+// Conv weights, their gradients and optimizer state in the fp32 layout oneDNN's backward-
+// weights primitive writes (ABcd16b16a under AVX-512, ABcd8b8a under AVX2 for most
+// convolutions): the weight gradient is then written in place, and the forward and
+// backward-data primitives reorder from a blocked source (or, in fp32, not at all: the
+// forward takes that layout), where reorders from plain oihw were a transpose with poor
+// locality that cost ~15% of a bf16 ResNet-50 step. The optimizer updates are elementwise,
+// so any layout shared by the weight, its gradient and its state works, provided it has no
+// padding (same element count). A weight anything else reads (a shared weight, a grouped
+// convolution, an all-reduce of its gradient) stays plain.
+void Runner::choose_weight_layouts() {
+  const int nt = g_.num_tensors();
+  weight_layout.assign(static_cast<size_t>(nt), memory::desc());
+  if (!opts.blocked_layouts) return;
+  auto is_update = [&](int op) {
+    const OpKind k = g_.op(op).kind;
+    return k == OpKind::SGDMomentumUpdate || k == OpKind::AdamUpdate;
+  };
+  for (int i = 0; i < g_.num_ops(); ++i) {
+    const OpNode& conv = g_.op(i);
+    if (conv.kind != OpKind::Conv2D || conv.attrs.groups > 1) continue;
+    const int w = conv.inputs[1];
+    if (g_.tensor(w).role != TensorRole::weight || g_.tensor(w).is_view) continue;
+    int bwd_w = -1, update = -1;
+    bool ok = true;
+    for (int c : g_.consumers(w)) {
+      const OpNode& o = g_.op(c);
+      if (c == i || (o.kind == OpKind::Conv2DBackwardData && o.forward_op == i && o.inputs[1] == w)) continue;
+      if (is_update(c) && o.inputs[0] == w && update < 0) update = c;
+      else ok = false;
+    }
+    for (int c = 0; c < g_.num_ops() && ok; ++c)
+      if (g_.op(c).kind == OpKind::Conv2DBackwardFilter && g_.op(c).forward_op == i) bwd_w = c;
+    if (!ok || bwd_w < 0 || update < 0) continue;
+    const OpNode& up = g_.op(update);
+    std::vector<int> group{w};
+    for (size_t k = 1; k < up.inputs.size(); ++k) group.push_back(up.inputs[k]);  // grad, optimizer state
+    if (group[1] != g_.op(bwd_w).outputs[0]) continue;
+    for (size_t k = 1; k < group.size(); ++k) {
+      const Tensor& T = g_.tensor(group[k]);
+      const auto& cons = g_.consumers(group[k]);
+      ok = ok && !T.is_view && T.desc.shape == g_.tensor(w).desc.shape && cons.size() == 1 && cons[0] == update;
+    }
+    if (!ok) continue;
+    const memory::desc l =
+        conv_bwd_weights_pd(*this, g_, i, g_.op(bwd_w).inputs[1], g_.op(bwd_w).outputs.size() > 1).diff_weights_desc();
+    const memory::desc p = plain(dims_of(g_.tensor(w).desc.shape));
+    if (l.dims() != p.dims() || l == p || l.data_type() != dt::f32 || l.get_size() != p.get_size()) continue;
+    for (int t : group) weight_layout[static_cast<size_t>(t)] = l;
+  }
+}
+
 // Add over blocked operands: oneDNN's sum primitive (unit scales), which reads and writes the
 // compute type; plain fp32 operands take the OpenMP loop in ops_host.cpp.
 bool Runner::add_blocked(const OpGraph& g, int i) {
@@ -355,7 +424,7 @@ bool Runner::add_blocked(const OpGraph& g, int i) {
 std::vector<float> Runner::read_plain(int t) {
   const Tensor& T = g_.tensor(t);
   std::vector<float> out(static_cast<size_t>(T.desc.numel()));
-  if (!blocked[static_cast<size_t>(t)]) {
+  if (!stored_blocked(t)) {
     std::copy(ptr(t), ptr(t) + out.size(), out.begin());
     return out;
   }
@@ -371,7 +440,7 @@ void Runner::write_plain(int t, const std::vector<float>& values) {
   if (static_cast<int64_t>(values.size()) != T.desc.numel())
     throw InternalError("write_plain: " + T.name + " takes " + std::to_string(T.desc.numel()) + " values, got " +
                         std::to_string(values.size()));
-  if (!blocked[static_cast<size_t>(t)]) {
+  if (!stored_blocked(t)) {
     std::copy(values.begin(), values.end(), ptr(t));
     return;
   }
@@ -394,7 +463,7 @@ void Runner::on_Conv2D(const OpGraph& g, int i) {
     ConvGeom c = conv_geom(g, i);
     s.prim = dnnl::convolution_forward(pd);
     s.args[DNNL_ARG_SRC] = bind_in(*this, s, pd.src_desc(), stored(*this, c.src, op.inputs[0]), ptr(op.inputs[0]), 0);
-    s.args[DNNL_ARG_WEIGHTS] = bind_in(*this, s, pd.weights_desc(), c.wei, w, 1);
+    s.args[DNNL_ARG_WEIGHTS] = bind_in(*this, s, pd.weights_desc(), stored(*this, c.wei, op.inputs[1]), w, 1);
     if (op.attrs.has_bias) s.args[DNNL_ARG_BIAS] = memory(pd.bias_desc(), eng, ptr(op.inputs[2]));
     s.args[DNNL_ARG_DST] = bind_out(*this, s, pd.dst_desc(), stored(*this, c.dst, out), ptr(out), 2);
     exact_bf16_out[static_cast<size_t>(i)] = bf16_native;
@@ -418,7 +487,7 @@ void Runner::on_Conv2DBackwardData(const OpGraph& g, int i) {
     s.prim = dnnl::convolution_backward_data(pd);
     s.args[DNNL_ARG_DIFF_DST] =
         bind_in(*this, s, pd.diff_dst_desc(), stored(*this, c.dst, op.inputs[0]), ptr(op.inputs[0]), 0);
-    s.args[DNNL_ARG_WEIGHTS] = bind_in(*this, s, pd.weights_desc(), c.wei, w, 1);
+    s.args[DNNL_ARG_WEIGHTS] = bind_in(*this, s, pd.weights_desc(), stored(*this, c.wei, op.inputs[1]), w, 1);
     s.args[DNNL_ARG_DIFF_SRC] =
         bind_out(*this, s, pd.diff_src_desc(), stored(*this, c.src, op.outputs[0]), ptr(op.outputs[0]), 2);
     exact_bf16_out[static_cast<size_t>(i)] = bf16_native;
@@ -432,20 +501,14 @@ void Runner::on_Conv2DBackwardFilter(const OpGraph& g, int i) {
   const OpNode& op = g.op(i);
   if (fresh) {
     ConvGeom c = conv_geom(g, op.forward_op);
-    bool bias = op.outputs.size() > 1;
-    // bf16 activations and gradients in, fp32 weight gradient out (it feeds the fp32 master).
-    auto src = want(*this, c.src, op.inputs[0], compute_dt(*this)), wei = any_of(c.wei),
-         dst = want(*this, c.dst, op.inputs[1], compute_dt(*this));
-    auto d = bias ? dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, src, wei, c.bias,
-                                                             dst, c.strides, c.dil, c.pad_l, c.pad_r)
-                  : dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, src, wei, dst,
-                                                             c.strides, c.dil, c.pad_l, c.pad_r);
-    dnnl::convolution_backward_weights::primitive_desc pd(d, eng, conv_fwd_pd(*this, g, op.forward_op));
+    const bool bias = op.outputs.size() > 1;
+    auto pd = conv_bwd_weights_pd(*this, g, op.forward_op, op.inputs[1], bias);
     s.prim = dnnl::convolution_backward_weights(pd);
     s.args[DNNL_ARG_SRC] = bind_in(*this, s, pd.src_desc(), stored(*this, c.src, op.inputs[0]), ptr(op.inputs[0]), 0);
     s.args[DNNL_ARG_DIFF_DST] =
         bind_in(*this, s, pd.diff_dst_desc(), stored(*this, c.dst, op.inputs[1]), ptr(op.inputs[1]), 1);
-    s.args[DNNL_ARG_DIFF_WEIGHTS] = bind_out(*this, s, pd.diff_weights_desc(), c.wei, ptr(op.outputs[0]), 2);
+    s.args[DNNL_ARG_DIFF_WEIGHTS] =
+        bind_out(*this, s, pd.diff_weights_desc(), stored(*this, c.wei, op.outputs[0]), ptr(op.outputs[0]), 2);
     if (bias) s.args[DNNL_ARG_DIFF_BIAS] = memory(pd.diff_bias_desc(), eng, ptr(op.outputs[1]));
   }
   exec(*this, s);

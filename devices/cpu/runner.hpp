@@ -46,6 +46,15 @@ class Runner final : public OpVisitor<void> {
   // and from plain layout around those primitives disappear.
   std::vector<char> blocked;
   void choose_layouts();
+  // Per tensor: the fp32 layout a conv weight, its gradient and optimizer state are stored
+  // in (choose_weight_layouts, ops_dnnl.cpp), or a zero desc (plain). Never bf16: weights
+  // stay fp32 masters.
+  std::vector<dnnl::memory::desc> weight_layout;
+  void choose_weight_layouts();
+  // Stored in a layout other than plain (activations blocked, or a weight layout).
+  bool stored_blocked(int t) const {
+    return blocked[static_cast<size_t>(t)] || !weight_layout[static_cast<size_t>(t)].is_zero();
+  }
   bool add_blocked(const OpGraph& g, int op);  // Add on blocked operands (ops_dnnl.cpp)
   // Stored as bf16 (2 bytes per element): blocked tensors on the native path.
   bool bf16_stored(int t) const { return bf16_native && blocked[static_cast<size_t>(t)]; }

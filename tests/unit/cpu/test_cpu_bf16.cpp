@@ -128,9 +128,16 @@ TEST_CASE("native bf16: conv, batch norm, matmul outputs and weight gradients ma
   // Conv outputs feeding batch norm and their gradients (4), and bn2 -> r2 -> c3 with its
   // gradients (bn2's output, r2's output, their gradients: 4) are stored channel-blocked;
   // r1 feeds max pooling and r3 global pooling, so those stay plain.
-  int blocked = 0;
-  for (int t = 0; t < gb.num_tensors(); ++t) blocked += nat->stored_blocked(t);
+  // The three conv weights, their gradients and momenta are stored in the convolutions'
+  // fp32 weight layout.
+  int blocked = 0, weights = 0;
+  for (int t = 0; t < gb.num_tensors(); ++t) {
+    const TensorRole role = gb.tensor(t).role;
+    const bool act = role == TensorRole::activation || role == TensorRole::activation_grad;
+    (act ? blocked : weights) += nat->stored_blocked(t);
+  }
   CHECK(blocked == 8);
+  CHECK(weights == 9);
   // Activations that the native primitives wrote hold bf16 values (low 16 bits zero).
   for (int i = 0; i < gb.num_ops(); ++i) {
     const OpNode& op = gb.op(i);
@@ -198,12 +205,15 @@ TEST_CASE("channel-blocked storage gives the results of plain storage (fp32)", "
   o.blocked_layouts = false;
   Executor plain(g, o);
   plain.fill_synthetic();
-  int n_blocked = 0;
+  int n_blocked = 0, n_weights = 0;
   for (int t = 0; t < g.num_tensors(); ++t) {
-    n_blocked += blocked->stored_blocked(t);
+    const TensorRole role = g.tensor(t).role;
+    const bool act = role == TensorRole::activation || role == TensorRole::activation_grad;
+    (act ? n_blocked : n_weights) += blocked->stored_blocked(t);
     CHECK_FALSE(plain.stored_blocked(t));
   }
   CHECK(n_blocked == 8);
+  CHECK(n_weights == 9);  // conv weights, gradients and momenta
   for (auto* ex : {blocked.get(), &plain}) {
     ex->forward(true);
     ex->backward();
