@@ -203,6 +203,7 @@ float Executor::loss() const { return loss_tensor_ >= 0 ? *data(loss_tensor_) : 
 int64_t Executor::buffer_bytes() const { return r_->block_bytes + r_->scratch_bytes(); }
 int64_t Executor::peak_live_bytes() const { return r_->peak_live_bytes; }
 int Executor::fused_ops() const { return r_->fused_ops; }
+int Executor::split_ops() const { return r_->split_ops; }
 bool Executor::materialized(int t) const { return !r_->fused_away[static_cast<size_t>(t)] && r_->ptrs[static_cast<size_t>(t)]; }
 void Executor::set_lr(float lr) { r_->opts.lr = lr; }
 

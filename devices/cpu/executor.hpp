@@ -46,6 +46,9 @@ struct ExecOptions {
   // Batch norm on bn_kernel.hpp / bn_kernel_bf16.hpp (no spinning barriers; needed by the
   // batch-norm fusions); false: oneDNN's primitive (tests compare).
   bool own_batch_norm = true;
+  // Native bf16: convolution backward-weights split over the minibatch, one single-threaded
+  // primitive per thread (conv_split.hpp), where it applies; false: oneDNN's threading (tests).
+  bool split_bwd_weights = true;
   // Optimizer hyperparameters; the graph carries none (PyTorch conventions, see update ops).
   float lr = 0.01f;
   float momentum = 0.9f;
@@ -97,6 +100,7 @@ class Executor {
   int64_t buffer_bytes() const;  // bytes of all tensor storage
   int64_t peak_live_bytes() const;  // most tensor bytes live in one step (the plan's lower bound)
   int fused_ops() const;         // ops that run inside another op's handler
+  int split_ops() const;         // backward-weights ops split over the minibatch (after a step)
   bool materialized(int t) const;  // false: passed inside a fused op, never stored (read() throws)
   void set_lr(float lr);
 

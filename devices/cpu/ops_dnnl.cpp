@@ -7,14 +7,19 @@
 // bind_in); tensors that only conv, batch norm and elementwise ops touch are stored
 // channel-blocked in the compute type and bound directly (choose_layouts). Primitives are
 // created on an op's first run and reused.
+#include <omp.h>
+
 #include <cmath>
+#include <functional>
 #include <vector>
 
 #include "common/error.hpp"
 #include "devices/cpu/bn_kernel.hpp"
 #include "devices/cpu/bn_kernel_bf16.hpp"
+#include "devices/cpu/conv_split.hpp"
 #include "devices/cpu/pool_plain.hpp"
 #include "devices/cpu/runner.hpp"
+#include "devices/cpu/weight_reorder.hpp"
 
 namespace xpusim::cpu {
 
@@ -35,6 +40,7 @@ struct Reorder {
   memory from, to;
   memory blocked;  // the side in the preferred layout, living in a scratch slot
   int slot = 0;
+  std::function<void(const void*, void*)> fast;  // weight_reorder.hpp's kernel for this pair, if any
 };
 
 struct Prim : OpState {
@@ -43,13 +49,19 @@ struct Prim : OpState {
   std::vector<Reorder> pre, post;  // plain -> preferred layout before, back after
 };
 
-void exec(Runner& r, Prim& p) {
+// body: what runs between the reorders instead of p.prim (it reads p.args' handles, which
+// point into scratch slots by then).
+void exec(Runner& r, Prim& p, const std::function<void()>& body = {}) {
   // Blocked copies live in scratch slots shared by all ops (ops run one at a time), so
   // they cost the largest copy once, not one copy per op.
   for (auto* v : {&p.pre, &p.post})
     for (auto& o : *v) o.blocked.set_data_handle(r.scratch(o.slot, o.blocked.get_desc().get_size()));
-  for (auto& o : p.pre) o.prim.execute(r.strm, o.from, o.to);
-  p.prim.execute(r.strm, p.args);
+  for (auto& o : p.pre) {
+    if (o.fast) o.fast(o.from.get_data_handle(), o.to.get_data_handle());
+    else o.prim.execute(r.strm, o.from, o.to);
+  }
+  if (body) body();
+  else p.prim.execute(r.strm, p.args);
   for (auto& o : p.post) o.prim.execute(r.strm, o.from, o.to);
   r.strm.wait();
 }
@@ -62,14 +74,14 @@ memory bind_in(Runner& r, Prim& s, const memory::desc& want, const memory::desc&
   memory user(plain_d, r.eng, p);
   if (want == plain_d) return user;
   memory m(want, r.eng, DNNL_MEMORY_NONE);
-  s.pre.push_back({dnnl::reorder(user, m), user, m, m, slot});
+  s.pre.push_back({dnnl::reorder(user, m), user, m, m, slot, fast_weight_reorder(plain_d, want)});
   return m;
 }
 memory bind_out(Runner& r, Prim& s, const memory::desc& want, const memory::desc& plain_d, float* p, int slot) {
   memory user(plain_d, r.eng, p);
   if (want == plain_d) return user;
   memory m(want, r.eng, DNNL_MEMORY_NONE);
-  s.post.push_back({dnnl::reorder(m, user), m, user, m, slot});
+  s.post.push_back({dnnl::reorder(m, user), m, user, m, slot, {}});
   return m;
 }
 memory::desc any_of(const memory::desc& d, dt type = dt::f32) { return memory::desc(d.dims(), type, tag::any); }
@@ -154,20 +166,37 @@ dnnl::convolution_forward::primitive_desc conv_fwd_pd(Runner& r, const OpGraph& 
   return dnnl::convolution_forward::primitive_desc(d, relu_attr(relu), r.eng);
 }
 
-// The backward-weights primitive of forward convolution `fwd` reading gradient tensor dy:
-// bf16 (native) or fp32 activations and gradients in, fp32 weight gradient out (it feeds
-// the fp32 master).
-dnnl::convolution_backward_weights::primitive_desc conv_bwd_weights_pd(Runner& r, const OpGraph& g, int fwd, int dy,
-                                                                       bool bias) {
-  ConvGeom c = conv_geom(g, fwd);
-  const OpNode& op = g.op(fwd);
-  auto src = want(r, c.src, op.inputs[0], compute_dt(r)), wei = any_of(c.wei),
-       dst = want(r, c.dst, dy, compute_dt(r));
+// The backward-weights primitive of forward convolution `fwd` on src and diff_dst
+// descriptors (any number of images): bf16 (native) or fp32 activations and gradients in,
+// fp32 weight gradient out (it feeds the fp32 master).
+dnnl::convolution_backward_weights::primitive_desc conv_bwd_weights_pd_on(Runner& r, const OpGraph& g, int fwd,
+                                                                          const memory::desc& src,
+                                                                          const memory::desc& dst, bool bias,
+                                                                          const dnnl::primitive_attr& attr = {}) {
+  const ConvGeom c = conv_geom(g, fwd);
+  const memory::desc wei = any_of(c.wei);
+  auto fd = g.op(fwd).attrs.has_bias
+                ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+                                                  src, any_of(c.wei, compute_dt(r)), c.bias, dst, c.strides, c.dil,
+                                                  c.pad_l, c.pad_r)
+                : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+                                                  src, any_of(c.wei, compute_dt(r)), dst, c.strides, c.dil, c.pad_l,
+                                                  c.pad_r);
+  const dnnl::convolution_forward::primitive_desc hint(fd, r.eng);
   auto d = bias ? dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, src, wei, c.bias, dst,
                                                            c.strides, c.dil, c.pad_l, c.pad_r)
                 : dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, src, wei, dst,
                                                            c.strides, c.dil, c.pad_l, c.pad_r);
-  return dnnl::convolution_backward_weights::primitive_desc(d, r.eng, conv_fwd_pd(r, g, fwd));
+  return dnnl::convolution_backward_weights::primitive_desc(d, attr, r.eng, hint);
+}
+
+// The same for the step's tensors: forward convolution `fwd` reading gradient tensor dy.
+dnnl::convolution_backward_weights::primitive_desc conv_bwd_weights_pd(Runner& r, const OpGraph& g, int fwd, int dy,
+                                                                       bool bias) {
+  const ConvGeom c = conv_geom(g, fwd);
+  const OpNode& op = g.op(fwd);
+  return conv_bwd_weights_pd_on(r, g, fwd, want(r, c.src, op.inputs[0], compute_dt(r)),
+                                want(r, c.dst, dy, compute_dt(r)), bias);
 }
 
 template <class S>
@@ -495,13 +524,20 @@ void Runner::on_Conv2DBackwardData(const OpGraph& g, int i) {
   exec(*this, s);
 }
 
+// Backward-weights state: the primitive and, on the native bf16 path, its split over the
+// minibatch (conv_split.hpp) when that applies.
+struct ConvBwdWeights : Prim {
+  MinibatchSplit split;
+  bool split_on = false;
+};
+
 void Runner::on_Conv2DBackwardFilter(const OpGraph& g, int i) {
   bool fresh;
-  auto& s = state_of<Prim>(*this, i, fresh);
+  auto& s = state_of<ConvBwdWeights>(*this, i, fresh);
   const OpNode& op = g.op(i);
+  const bool bias = op.outputs.size() > 1;
   if (fresh) {
     ConvGeom c = conv_geom(g, op.forward_op);
-    const bool bias = op.outputs.size() > 1;
     auto pd = conv_bwd_weights_pd(*this, g, op.forward_op, op.inputs[1], bias);
     s.prim = dnnl::convolution_backward_weights(pd);
     s.args[DNNL_ARG_SRC] = bind_in(*this, s, pd.src_desc(), stored(*this, c.src, op.inputs[0]), ptr(op.inputs[0]), 0);
@@ -510,8 +546,25 @@ void Runner::on_Conv2DBackwardFilter(const OpGraph& g, int i) {
     s.args[DNNL_ARG_DIFF_WEIGHTS] =
         bind_out(*this, s, pd.diff_weights_desc(), stored(*this, c.wei, op.outputs[0]), ptr(op.outputs[0]), 2);
     if (bias) s.args[DNNL_ARG_DIFF_BIAS] = memory(pd.diff_bias_desc(), eng, ptr(op.outputs[1]));
+    if (bf16_native && opts.split_bwd_weights)
+      s.split_on = plan_minibatch_split(
+          pd, bias, omp_get_max_threads(),
+          [&](const memory::desc& src, const memory::desc& dst, const dnnl::primitive_attr& attr) {
+            return conv_bwd_weights_pd_on(*this, g, op.forward_op, src, dst, bias, attr);
+          },
+          s.split);
+    split_ops += s.split_on;
   }
-  exec(*this, s);
+  if (!s.split_on) {
+    exec(*this, s);
+    return;
+  }
+  exec(*this, s, [&] {
+    run_minibatch_split(s.split, eng, s.args[DNNL_ARG_SRC].get_data_handle(), s.args[DNNL_ARG_DIFF_DST].get_data_handle(),
+                        static_cast<float*>(s.args[DNNL_ARG_DIFF_WEIGHTS].get_data_handle()),
+                        bias ? static_cast<float*>(s.args[DNNL_ARG_DIFF_BIAS].get_data_handle()) : nullptr,
+                        [&](int k, size_t bytes) { return scratch(3 + k, bytes); });  // slots 0-2: the reorders
+  });
 }
 
 // C[m,n] = op(A)[m,k] x op(B)[k,n] (+ bias), `batches` times over stacked operands (a

@@ -82,6 +82,7 @@ class Runner final : public OpVisitor<void> {
   // fused group (at the group's last member, when every input of the group exists), or -1.
   std::vector<int> run_as;
   int fused_ops = 0;  // ops run inside another op's handler
+  int split_ops = 0;  // backward-weights ops split over the minibatch (conv_split.hpp), once created
   std::vector<char> fused_away;  // per tensor: passed inside a fused group, never stored
   void plan_fusion(const std::vector<int>& order);
   // The execution steps (memory_plan.hpp) of `order` under the fusion plan.

@@ -1,6 +1,7 @@
 // The native bf16 path's own batch norm (bn_kernel_bf16.hpp) and its fusions: the kernel
 // against the fp32 kernel on the same bf16 inputs, against oneDNN's bf16 batch norm inside
-// the executor, and fused against unfused native steps. Cases need avx512_bf16 (the kernel)
+// the executor, and fused against unfused native steps; and the backward-weights split over
+// the minibatch (conv_split.hpp) against oneDNN's threaded primitive. Cases need avx512_bf16 (the kernel)
 // or oneDNN's native bf16; elsewhere they print XPUSIM_SKIP, which ctest reports as skipped.
 #include <catch2/catch.hpp>
 
@@ -135,8 +136,9 @@ OpGraph residual_graph(Precision p) {
   return g;
 }
 
-std::unique_ptr<Executor> native(const OpGraph& g, bool fuse, bool own_bn) {
+std::unique_ptr<Executor> native(const OpGraph& g, bool fuse, bool own_bn, bool split = true) {
   ExecOptions o;
+  o.split_bwd_weights = split;
   o.seed = 7;
   o.threads = 2;
   o.plan_memory = false;
@@ -229,4 +231,28 @@ TEST_CASE("native bf16: fused steps match unfused native steps and fp32", "[cpu]
     INFO("step " << s << " fused " << fused->loss() << " unfused " << plain->loss());
     CHECK(std::abs(fused->loss() - plain->loss()) <= 0.01 * std::abs(plain->loss()) + 1e-3);
   }
+}
+
+TEST_CASE("native bf16: backward-weights split over the minibatch matches oneDNN's threaded primitive",
+          "[cpu][bf16][fusion]") {
+  XPUSIM_SKIP_UNLESS(cpu_has_native_bf16(), "no native bf16 on this CPU");
+  OpGraph g = residual_graph(Precision::bf16);  // batch 8, 2 threads: two slices of 4 images
+  auto split = native(g, true, true, true), whole = native(g, true, true, false);
+  for (auto* ex : {split.get(), whole.get()}) {
+    ex->forward(true);
+    ex->backward();
+  }
+  CHECK(split->split_ops() == 3);  // c1, c2, c3
+  CHECK(whole->split_ops() == 0);
+  // The same bf16 products summed in fp32 in another order (two partial sums added).
+  int n = 0;
+  for (int i = 0; i < g.num_ops(); ++i) {
+    if (g.op(i).kind != OpKind::Conv2DBackwardFilter) continue;
+    for (int t : g.op(i).outputs) {  // weight and (c3) bias gradients
+      INFO(g.tensor(t).name);
+      CHECK(rel_l2(split->read(t), whole->read(t)) < 1e-5);
+      ++n;
+    }
+  }
+  CHECK(n == 4);
 }
