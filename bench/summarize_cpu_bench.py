@@ -61,6 +61,8 @@ def main():
             isas.append(f"{r['framework']} {p}: oneDNN isa {r.get('isa', '?')}, ATen {r.get('aten_capability', '?')}")
     for line in dict.fromkeys(isas):  # distinct, in order
         print(line)
+    policies = sorted({r.get("omp_wait_policy", "default") for r in rows})
+    print("OMP_WAIT_POLICY (both sides): " + ", ".join(policies))
 
 
 if __name__ == "__main__":
