@@ -8,7 +8,10 @@
 # (native bf16 primitives where the CPU has avx512_core_bf16/AMX, else emulated; its output says
 # which) against PyTorch under torch.autocast("cpu", dtype=torch.bfloat16).
 # Environment: OUT=FILE keeps the raw JSON lines; CASES="resnet50:16 alexnet:32 vgg16:8 inception_v3:8"
-# to choose cases; PRECISIONS="fp32" for one precision.
+# to choose cases; PRECISIONS="fp32" for one precision. Both sides inherit the environment, so
+# OMP_WAIT_POLICY=passive (recorded in each result) makes both frameworks' OpenMP threads sleep
+# instead of spin while they wait: on a machine loaded by other processes, spinning threads
+# burn the time slices their partners need (see bench/README.md).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 xpusim="${1:-$here/../build/cli/xpusim}"
@@ -24,11 +27,11 @@ for rep in $(seq 1 "$reps"); do
       echo "rep $rep/$reps $m b$b $p: xpusim ($(cut -d' ' -f1 /proc/loadavg) load)" >&2
       "$xpusim" run --backend cpu --model "$m" --batch "$b" --steps "$steps" --warmup "$warmup" \
         --threads "$threads" --precision "$p" --format json | /usr/bin/python3 -c \
-        'import json,sys; j=json.load(sys.stdin); j["framework"]="xpusim"; j["loadavg_1m"]=float(open("/proc/loadavg").read().split()[0]); print(json.dumps(j, sort_keys=True))' >>"$out"
+        'import json,os,sys; j=json.load(sys.stdin); j["framework"]="xpusim"; j["loadavg_1m"]=float(open("/proc/loadavg").read().split()[0]); j["omp_wait_policy"]=os.environ.get("OMP_WAIT_POLICY","default"); print(json.dumps(j, sort_keys=True))' >>"$out"
       echo "rep $rep/$reps $m b$b $p: pytorch ($(cut -d' ' -f1 /proc/loadavg) load)" >&2
       /usr/bin/python3 "$here/pytorch_train_step.py" --model "$m" --batch "$b" --steps "$steps" \
         --warmup "$warmup" --threads "$threads" --precision "$p" | /usr/bin/python3 -c \
-        'import json,sys; j=json.load(sys.stdin); j["loadavg_1m"]=float(open("/proc/loadavg").read().split()[0]); print(json.dumps(j, sort_keys=True))' >>"$out"
+        'import json,os,sys; j=json.load(sys.stdin); j["loadavg_1m"]=float(open("/proc/loadavg").read().split()[0]); j["omp_wait_policy"]=os.environ.get("OMP_WAIT_POLICY","default"); print(json.dumps(j, sort_keys=True))' >>"$out"
     done
   done
 done

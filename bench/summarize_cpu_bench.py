@@ -3,10 +3,12 @@
 the img/s ratio xpusim / PyTorch in the same run, xpusim's bf16 over its own fp32, peak RSS,
 achieved GFLOP/s, the ISA each side used, and the load average seen during the runs.
 
-fp32 peak = cores x 8 fp32 lanes per 256-bit AVX2 register x 2 FMA pipes x 2 flops per
-FMA x clock (GHz from /proc/cpuinfo 'cpu MHz'). AMD Zen cores have two 256-bit FMA pipes
-(AMD Software Optimization Guide for the Zen 2/3 microarchitecture). bf16 rows are quoted
-against twice that: avx512_bf16's VDPBF16PS does two bf16 products per fp32 lane."""
+fp32 peak = cores x fp32 lanes per vector x 2 FMA pipes x 2 flops per FMA x clock (GHz from
+/proc/cpuinfo 'cpu MHz'); lanes are 16 where the CPU has avx512f, else 8 (AVX2). AMD Zen
+cores have two FMA pipes (AMD Software Optimization Guide for the Zen 2/3 microarchitecture),
+256 bits wide up to Zen 4, which splits 512-bit operations in two (there the 16-lane figure
+is twice the real peak), 512 bits wide on Zen 5. bf16 rows are quoted against twice that:
+avx512_bf16's VDPBF16PS does two bf16 products per fp32 lane."""
 import json
 import statistics
 import sys
@@ -20,12 +22,21 @@ def cpu_ghz():
     return float("nan")
 
 
+def fp32_lanes():
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("flags"):
+                return 16 if "avx512f" in line.split() else 8
+    return 8
+
+
 def main():
     rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
     cores = int(sys.argv[2]) if len(sys.argv) > 2 else 2
     ghz = cpu_ghz()
-    peak = cores * 8 * 2 * 2 * ghz
-    print(f"fp32 peak: {cores} cores x 8 lanes x 2 FMA pipes x 2 flops x {ghz:.3f} GHz = {peak:.1f} GFLOP/s"
+    lanes = fp32_lanes()
+    peak = cores * lanes * 2 * 2 * ghz
+    print(f"fp32 peak: {cores} cores x {lanes} lanes x 2 FMA pipes x 2 flops x {ghz:.3f} GHz = {peak:.1f} GFLOP/s"
           f" (bf16: {2 * peak:.1f})")
     hdr = ("model", "batch", "precision", "reps", "xpusim img/s", "pytorch img/s", "ratio", "xpusim bf16/fp32",
            "xpusim RSS MiB", "pytorch RSS MiB", "xpusim step GFLOP/s", "pytorch step GFLOP/s",
@@ -61,6 +72,8 @@ def main():
             isas.append(f"{r['framework']} {p}: oneDNN isa {r.get('isa', '?')}, ATen {r.get('aten_capability', '?')}")
     for line in dict.fromkeys(isas):  # distinct, in order
         print(line)
+    policies = sorted({r.get("omp_wait_policy", "default") for r in rows})
+    print("OMP_WAIT_POLICY (both sides): " + ", ".join(policies))
 
 
 if __name__ == "__main__":

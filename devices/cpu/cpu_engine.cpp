@@ -104,6 +104,7 @@ class CpuEngine final : public Engine {
     // many ops ran fused into another op's handler (fusion.cpp).
     r.extra["plan_peak_live_bytes"] = ex.peak_live_bytes();
     r.extra["fused_ops"] = ex.fused_ops();
+    r.extra["split_bwd_weights_ops"] = ex.split_ops();
     r.extra["threads"] = ex.threads();
     r.extra["steps"] = req.steps;
     r.extra["step_time_mean_s"] = total / req.steps;
@@ -140,7 +141,7 @@ std::string bf16_detail(const Executor& ex) {
   // numerics: every bf16 tensor of the graph and the weight operands of conv/matmul are
   // rounded to bf16 (nearest even), arithmetic stays fp32.
   if (ex.bf16_native())
-    return std::string("bf16 conv/matmul/batch-norm primitives, fp32 accumulation and master weights (") +
+    return std::string("bf16 conv/matmul primitives and batch-norm kernel, fp32 accumulation, statistics and master weights (") +
            cpu_isa_name() + ")";
   return std::string("bf16-rounded storage, fp32 compute (") +
          (cpu_has_native_bf16() ? "emulation requested" : "no avx512_core_bf16 on this CPU") + ")";

@@ -134,6 +134,11 @@ Executor::Executor(const OpGraph& g, const ExecOptions& opts) : g_(g) {
     floats[static_cast<size_t>(t)] = r_->bf16_stored(t) ? (n + 1) / 2 : n;
   }
   const std::vector<PlanStep> steps = r_->plan_steps(order_);
+  writes_.resize(static_cast<size_t>(g.num_ops()));
+  for (int i = 0; i < g.num_ops(); ++i) {
+    const int h = r_->run_as[static_cast<size_t>(i)];
+    if (h >= 0) writes_[static_cast<size_t>(h)] = r_->step_of(h).writes;
+  }
   MemoryPlan plan = plan_memory(g, opts.plan_memory, floats, &steps);
   r_->peak_live_bytes = plan.peak_live_floats * static_cast<int64_t>(sizeof(float));
   // Linux overcommits: a batch far beyond RAM would "allocate" and then be killed while
@@ -159,7 +164,12 @@ Executor::Executor(const OpGraph& g, const ExecOptions& opts) : g_(g) {
   }
   for (int t = 0; t < g.num_tensors(); ++t) {
     const Tensor& T = g.tensor(t);
-    if (T.role == TensorRole::weight) init_weight(g, t, data(t), opts.seed);
+    if (T.role == TensorRole::weight && !r_->stored_blocked(t)) init_weight(g, t, data(t), opts.seed);
+    if (T.role == TensorRole::weight && r_->stored_blocked(t)) {  // the same values, in its layout
+      std::vector<float> plain(static_cast<size_t>(T.desc.numel()));
+      init_weight(g, t, plain.data(), opts.seed);
+      r_->write_plain(t, plain);
+    }
     if (T.role == TensorRole::loss && loss_tensor_ < 0) loss_tensor_ = t;
   }
   for (int i = 0; i < g.num_ops(); ++i)
@@ -188,11 +198,12 @@ uint64_t Executor::dropout_step() const { return r_->dropout_step; }
 void Executor::set_dropout_step(uint64_t step) { r_->dropout_step = step; }
 int64_t Executor::adam_step() const { return r_->adam_t; }
 void Executor::set_adam_step(int64_t t) { r_->adam_t = t; }
-bool Executor::stored_blocked(int t) const { return r_->blocked[static_cast<size_t>(t)] != 0; }
+bool Executor::stored_blocked(int t) const { return r_->stored_blocked(t); }
 float Executor::loss() const { return loss_tensor_ >= 0 ? *data(loss_tensor_) : 0.0f; }
 int64_t Executor::buffer_bytes() const { return r_->block_bytes + r_->scratch_bytes(); }
 int64_t Executor::peak_live_bytes() const { return r_->peak_live_bytes; }
 int Executor::fused_ops() const { return r_->fused_ops; }
+int Executor::split_ops() const { return r_->split_ops; }
 bool Executor::materialized(int t) const { return !r_->fused_away[static_cast<size_t>(t)] && r_->ptrs[static_cast<size_t>(t)]; }
 void Executor::set_lr(float lr) { r_->opts.lr = lr; }
 
@@ -232,10 +243,10 @@ void Executor::run_phase(bool (*select)(const OpNode&)) {
     const OpNode& op = g_.op(i);
     auto t0 = std::chrono::steady_clock::now();
     r_->visit(g_, i);
+    // Under bf16, what the step stored is rounded (a fused group's intermediates never are).
     if (r_->bf16)
-      for (size_t k = 0; k < op.outputs.size(); ++k) {
-        if (k == 0 && r_->exact_bf16_out[static_cast<size_t>(i)]) continue;
-        const int t = op.outputs[k];
+      for (int t : writes_[static_cast<size_t>(i)]) {
+        if (t == r_->fused_out(i) && r_->exact_bf16_out[static_cast<size_t>(i)]) continue;
         if (r_->bf16_stored(t)) continue;  // bf16 already
         const Tensor& T = g_.tensor(t);
         if (T.desc.dtype == DType::bf16 && !T.is_view) round_to_bf16(data(t), T.desc.numel());

@@ -35,15 +35,20 @@ struct ExecOptions {
   bool plan_memory = true;  // share buffers between tensors whose lifetimes do not overlap
   Bf16Path bf16_path = Bf16Path::automatic;  // only read for bf16 graphs
   // Keep tensors that only conv, batch norm and elementwise ops touch channel-blocked
-  // (Runner::blocked); false stores every tensor plain (the reference layout in tests).
+  // (Runner::blocked), and conv weights with their gradients and optimizer state in the
+  // layout the convolutions use (Runner::weight_layout); false stores every tensor plain
+  // (the reference layout in tests).
   bool blocked_layouts = true;
-  // Fuse what the op graph allows (fp32 graphs; Runner::Fusion): conv/matmul + ReLU,
+  // Fuse what the op graph allows (Runner::Fusion): conv/matmul + ReLU,
   // batch norm [+ add] [+ ReLU], ReLU backward + batch-norm backward. Tensors passed inside
   // a fused group are never stored (read() refuses them); false runs every op (tests).
   bool fuse_ops = true;
-  // fp32 batch norm on bn_kernel.hpp (no spinning barriers; needed by the batch-norm
-  // fusions) where its operands share a layout; false: oneDNN's primitive (tests compare).
+  // Batch norm on bn_kernel.hpp / bn_kernel_bf16.hpp (no spinning barriers; needed by the
+  // batch-norm fusions); false: oneDNN's primitive (tests compare).
   bool own_batch_norm = true;
+  // Native bf16: convolution backward-weights split over the minibatch, one single-threaded
+  // primitive per thread (conv_split.hpp), where it applies; false: oneDNN's threading (tests).
+  bool split_bwd_weights = true;
   // Optimizer hyperparameters; the graph carries none (PyTorch conventions, see update ops).
   float lr = 0.01f;
   float momentum = 0.9f;
@@ -68,8 +73,9 @@ class Executor {
   void update();    // optimizer phase
   void step();      // forward(true) + backward + update; advances the dropout stream
 
-  // The tensor's storage: plain fp32 unless the executor keeps it channel-blocked (see
-  // Runner::blocked); read() always returns plain fp32 values.
+  // The tensor's storage: plain fp32 unless stored_blocked (channel-blocked activations,
+  // Runner::blocked; conv weights, gradients and optimizer state in a blocked fp32 layout,
+  // Runner::weight_layout); read() always returns plain fp32 values.
   float* data(int tensor);
   const float* data(int tensor) const;
   std::vector<float> read(int tensor) const;
@@ -94,6 +100,7 @@ class Executor {
   int64_t buffer_bytes() const;  // bytes of all tensor storage
   int64_t peak_live_bytes() const;  // most tensor bytes live in one step (the plan's lower bound)
   int fused_ops() const;         // ops that run inside another op's handler
+  int split_ops() const;         // backward-weights ops split over the minibatch (after a step)
   bool materialized(int t) const;  // false: passed inside a fused op, never stored (read() throws)
   void set_lr(float lr);
 
@@ -112,6 +119,7 @@ class Executor {
   std::array<double, kNumOpKinds> seconds_{};
   double flops_ = 0;
   std::vector<int> order_;  // the graph's schedule, computed once
+  std::vector<std::vector<int>> writes_;  // per handler op: the tensors its step stores
 };
 
 }  // namespace xpusim::cpu

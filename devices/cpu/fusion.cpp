@@ -2,8 +2,10 @@
 // names): an op's handler also runs the elementwise ops that consume its result when that
 // result has no other reader, so the intermediate tensor is never written, read back or
 // stored, and one parallel region replaces two or three (on a loaded machine every region
-// is a wait for both threads to be scheduled). Patterns, fp32 graphs only (bf16 rounds
-// each op's outputs, which a fused op does not expose):
+// is a wait for both threads to be scheduled). Patterns, fp32 and bf16 graphs (under bf16
+// the executor rounds what a fused group writes, not the values passed inside it: conv or
+// batch norm + ReLU gives the unfused result, as ReLU commutes with rounding; batch norm +
+// add rounds once where the unfused ops round twice):
 //   Conv2D -> ReLU          oneDNN eltwise post-op (conv + bias + ReLU of AlexNet, VGG)
 //   MatMul -> ReLU          the same on the forward dense layers
 //   BatchNorm [-> Add] [-> ReLU]   bn_kernel.hpp (ResNet's bn-relu and bn-add-relu)
@@ -26,7 +28,7 @@ void Runner::plan_fusion(const std::vector<int>& order) {
   for (int i = 0; i < no; ++i) run_as[static_cast<size_t>(i)] = i;
   fused_ops = 0;
   fused_away.assign(static_cast<size_t>(g_.num_tensors()), 0);
-  if (!opts.fuse_ops || bf16) return;
+  if (!opts.fuse_ops) return;
   // An intermediate value that exactly one op reads, once.
   auto sole_reader = [&](int t, int op) {
     const Tensor& T = g_.tensor(t);
@@ -117,27 +119,30 @@ std::vector<PlanStep> Runner::plan_steps(const std::vector<int>& order) const {
   std::vector<PlanStep> steps;
   for (int at : order) {
     const int h = run_as[static_cast<size_t>(at)];
-    if (h < 0) continue;
-    const Fusion& f = fusion[static_cast<size_t>(h)];
-    std::vector<int> members{h};
-    for (int m : {f.act_bwd, f.add, f.relu})
-      if (m >= 0) members.push_back(m);
-    PlanStep s;
-    std::vector<int> internal;  // written by one member, read by another: never stored
-    for (int m : members)
-      for (int t : g_.op(m).outputs)
-        for (int q : members)
-          if (q != m && std::count(g_.op(q).inputs.begin(), g_.op(q).inputs.end(), t)) internal.push_back(t);
-    auto keep = [&](int t) { return std::find(internal.begin(), internal.end(), t) == internal.end(); };
-    for (int m : members) {
-      for (int t : g_.op(m).inputs)
-        if (keep(t)) s.reads.push_back(t);
-      for (int t : g_.op(m).outputs)
-        if (keep(t)) s.writes.push_back(t);
-    }
-    steps.push_back(std::move(s));
+    if (h >= 0) steps.push_back(step_of(h));
   }
   return steps;
+}
+
+PlanStep Runner::step_of(int h) const {
+  const Fusion& f = fusion[static_cast<size_t>(h)];
+  std::vector<int> members{h};
+  for (int m : {f.act_bwd, f.add, f.relu})
+    if (m >= 0) members.push_back(m);
+  PlanStep s;
+  std::vector<int> internal;  // written by one member, read by another: never stored
+  for (int m : members)
+    for (int t : g_.op(m).outputs)
+      for (int q : members)
+        if (q != m && std::count(g_.op(q).inputs.begin(), g_.op(q).inputs.end(), t)) internal.push_back(t);
+  auto keep = [&](int t) { return std::find(internal.begin(), internal.end(), t) == internal.end(); };
+  for (int m : members) {
+    for (int t : g_.op(m).inputs)
+      if (keep(t)) s.reads.push_back(t);
+    for (int t : g_.op(m).outputs)
+      if (keep(t)) s.writes.push_back(t);
+  }
+  return s;
 }
 
 }  // namespace xpusim::cpu

@@ -7,13 +7,19 @@
 // bind_in); tensors that only conv, batch norm and elementwise ops touch are stored
 // channel-blocked in the compute type and bound directly (choose_layouts). Primitives are
 // created on an op's first run and reused.
+#include <omp.h>
+
 #include <cmath>
+#include <functional>
 #include <vector>
 
 #include "common/error.hpp"
 #include "devices/cpu/bn_kernel.hpp"
+#include "devices/cpu/bn_kernel_bf16.hpp"
+#include "devices/cpu/conv_split.hpp"
 #include "devices/cpu/pool_plain.hpp"
 #include "devices/cpu/runner.hpp"
+#include "devices/cpu/weight_reorder.hpp"
 
 namespace xpusim::cpu {
 
@@ -34,6 +40,7 @@ struct Reorder {
   memory from, to;
   memory blocked;  // the side in the preferred layout, living in a scratch slot
   int slot = 0;
+  std::function<void(const void*, void*)> fast;  // weight_reorder.hpp's kernel for this pair, if any
 };
 
 struct Prim : OpState {
@@ -42,13 +49,19 @@ struct Prim : OpState {
   std::vector<Reorder> pre, post;  // plain -> preferred layout before, back after
 };
 
-void exec(Runner& r, Prim& p) {
+// body: what runs between the reorders instead of p.prim (it reads p.args' handles, which
+// point into scratch slots by then).
+void exec(Runner& r, Prim& p, const std::function<void()>& body = {}) {
   // Blocked copies live in scratch slots shared by all ops (ops run one at a time), so
   // they cost the largest copy once, not one copy per op.
   for (auto* v : {&p.pre, &p.post})
     for (auto& o : *v) o.blocked.set_data_handle(r.scratch(o.slot, o.blocked.get_desc().get_size()));
-  for (auto& o : p.pre) o.prim.execute(r.strm, o.from, o.to);
-  p.prim.execute(r.strm, p.args);
+  for (auto& o : p.pre) {
+    if (o.fast) o.fast(o.from.get_data_handle(), o.to.get_data_handle());
+    else o.prim.execute(r.strm, o.from, o.to);
+  }
+  if (body) body();
+  else p.prim.execute(r.strm, p.args);
   for (auto& o : p.post) o.prim.execute(r.strm, o.from, o.to);
   r.strm.wait();
 }
@@ -61,14 +74,14 @@ memory bind_in(Runner& r, Prim& s, const memory::desc& want, const memory::desc&
   memory user(plain_d, r.eng, p);
   if (want == plain_d) return user;
   memory m(want, r.eng, DNNL_MEMORY_NONE);
-  s.pre.push_back({dnnl::reorder(user, m), user, m, m, slot});
+  s.pre.push_back({dnnl::reorder(user, m), user, m, m, slot, fast_weight_reorder(plain_d, want)});
   return m;
 }
 memory bind_out(Runner& r, Prim& s, const memory::desc& want, const memory::desc& plain_d, float* p, int slot) {
   memory user(plain_d, r.eng, p);
   if (want == plain_d) return user;
   memory m(want, r.eng, DNNL_MEMORY_NONE);
-  s.post.push_back({dnnl::reorder(m, user), m, user, m, slot});
+  s.post.push_back({dnnl::reorder(m, user), m, user, m, slot, {}});
   return m;
 }
 memory::desc any_of(const memory::desc& d, dt type = dt::f32) { return memory::desc(d.dims(), type, tag::any); }
@@ -83,6 +96,8 @@ memory::desc blocked_desc(const Runner& r, const memory::dims& d) {
 }
 // How tensor t is stored (plain_d describes it as plain fp32).
 memory::desc stored(const Runner& r, const memory::desc& plain_d, int t) {
+  const memory::desc& w = r.weight_layout[static_cast<size_t>(t)];
+  if (!w.is_zero()) return w;
   return r.blocked[static_cast<size_t>(t)] ? blocked_desc(r, plain_d.dims()) : plain_d;
 }
 // What a primitive is asked to take for tensor t: the blocked layout in the compute type
@@ -149,6 +164,39 @@ dnnl::convolution_forward::primitive_desc conv_fwd_pd(Runner& r, const OpGraph& 
                                                   dnnl::algorithm::convolution_direct, c.src, c.wei, c.dst,
                                                   c.strides, c.dil, c.pad_l, c.pad_r);
   return dnnl::convolution_forward::primitive_desc(d, relu_attr(relu), r.eng);
+}
+
+// The backward-weights primitive of forward convolution `fwd` on src and diff_dst
+// descriptors (any number of images): bf16 (native) or fp32 activations and gradients in,
+// fp32 weight gradient out (it feeds the fp32 master).
+dnnl::convolution_backward_weights::primitive_desc conv_bwd_weights_pd_on(Runner& r, const OpGraph& g, int fwd,
+                                                                          const memory::desc& src,
+                                                                          const memory::desc& dst, bool bias,
+                                                                          const dnnl::primitive_attr& attr = {}) {
+  const ConvGeom c = conv_geom(g, fwd);
+  const memory::desc wei = any_of(c.wei);
+  auto fd = g.op(fwd).attrs.has_bias
+                ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+                                                  src, any_of(c.wei, compute_dt(r)), c.bias, dst, c.strides, c.dil,
+                                                  c.pad_l, c.pad_r)
+                : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+                                                  src, any_of(c.wei, compute_dt(r)), dst, c.strides, c.dil, c.pad_l,
+                                                  c.pad_r);
+  const dnnl::convolution_forward::primitive_desc hint(fd, r.eng);
+  auto d = bias ? dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, src, wei, c.bias, dst,
+                                                           c.strides, c.dil, c.pad_l, c.pad_r)
+                : dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, src, wei, dst,
+                                                           c.strides, c.dil, c.pad_l, c.pad_r);
+  return dnnl::convolution_backward_weights::primitive_desc(d, attr, r.eng, hint);
+}
+
+// The same for the step's tensors: forward convolution `fwd` reading gradient tensor dy.
+dnnl::convolution_backward_weights::primitive_desc conv_bwd_weights_pd(Runner& r, const OpGraph& g, int fwd, int dy,
+                                                                       bool bias) {
+  const ConvGeom c = conv_geom(g, fwd);
+  const OpNode& op = g.op(fwd);
+  return conv_bwd_weights_pd_on(r, g, fwd, want(r, c.src, op.inputs[0], compute_dt(r)),
+                                want(r, c.dst, dy, compute_dt(r)), bias);
 }
 
 template <class S>
@@ -330,6 +378,57 @@ void Runner::choose_layouts() {
     if (in_group[static_cast<size_t>(t)] && group_ok[static_cast<size_t>(find(t))]) blocked[static_cast<size_t>(t)] = 2;
 }
 
+// Conv weights, their gradients and optimizer state in the fp32 layout oneDNN's backward-
+// weights primitive writes (ABcd16b16a under AVX-512, ABcd8b8a under AVX2 for most
+// convolutions): the weight gradient is then written in place, and the forward and
+// backward-data primitives reorder from a blocked source (or, in fp32, not at all: the
+// forward takes that layout), where reorders from plain oihw were a transpose with poor
+// locality that cost ~15% of a bf16 ResNet-50 step. The optimizer updates are elementwise,
+// so any layout shared by the weight, its gradient and its state works, provided it has no
+// padding (same element count). A weight anything else reads (a shared weight, a grouped
+// convolution, an all-reduce of its gradient) stays plain.
+void Runner::choose_weight_layouts() {
+  const int nt = g_.num_tensors();
+  weight_layout.assign(static_cast<size_t>(nt), memory::desc());
+  if (!opts.blocked_layouts) return;
+  auto is_update = [&](int op) {
+    const OpKind k = g_.op(op).kind;
+    return k == OpKind::SGDMomentumUpdate || k == OpKind::AdamUpdate;
+  };
+  for (int i = 0; i < g_.num_ops(); ++i) {
+    const OpNode& conv = g_.op(i);
+    if (conv.kind != OpKind::Conv2D || conv.attrs.groups > 1) continue;
+    const int w = conv.inputs[1];
+    if (g_.tensor(w).role != TensorRole::weight || g_.tensor(w).is_view) continue;
+    int bwd_w = -1, update = -1;
+    bool ok = true;
+    for (int c : g_.consumers(w)) {
+      const OpNode& o = g_.op(c);
+      if (c == i || (o.kind == OpKind::Conv2DBackwardData && o.forward_op == i && o.inputs[1] == w)) continue;
+      if (is_update(c) && o.inputs[0] == w && update < 0) update = c;
+      else ok = false;
+    }
+    for (int c = 0; c < g_.num_ops() && ok; ++c)
+      if (g_.op(c).kind == OpKind::Conv2DBackwardFilter && g_.op(c).forward_op == i) bwd_w = c;
+    if (!ok || bwd_w < 0 || update < 0) continue;
+    const OpNode& up = g_.op(update);
+    std::vector<int> group{w};
+    for (size_t k = 1; k < up.inputs.size(); ++k) group.push_back(up.inputs[k]);  // grad, optimizer state
+    if (group[1] != g_.op(bwd_w).outputs[0]) continue;
+    for (size_t k = 1; k < group.size(); ++k) {
+      const Tensor& T = g_.tensor(group[k]);
+      const auto& cons = g_.consumers(group[k]);
+      ok = ok && !T.is_view && T.desc.shape == g_.tensor(w).desc.shape && cons.size() == 1 && cons[0] == update;
+    }
+    if (!ok) continue;
+    const memory::desc l =
+        conv_bwd_weights_pd(*this, g_, i, g_.op(bwd_w).inputs[1], g_.op(bwd_w).outputs.size() > 1).diff_weights_desc();
+    const memory::desc p = plain(dims_of(g_.tensor(w).desc.shape));
+    if (l.dims() != p.dims() || l == p || l.data_type() != dt::f32 || l.get_size() != p.get_size()) continue;
+    for (int t : group) weight_layout[static_cast<size_t>(t)] = l;
+  }
+}
+
 // Add over blocked operands: oneDNN's sum primitive (unit scales), which reads and writes the
 // compute type; plain fp32 operands take the OpenMP loop in ops_host.cpp.
 bool Runner::add_blocked(const OpGraph& g, int i) {
@@ -354,7 +453,7 @@ bool Runner::add_blocked(const OpGraph& g, int i) {
 std::vector<float> Runner::read_plain(int t) {
   const Tensor& T = g_.tensor(t);
   std::vector<float> out(static_cast<size_t>(T.desc.numel()));
-  if (!blocked[static_cast<size_t>(t)]) {
+  if (!stored_blocked(t)) {
     std::copy(ptr(t), ptr(t) + out.size(), out.begin());
     return out;
   }
@@ -370,7 +469,7 @@ void Runner::write_plain(int t, const std::vector<float>& values) {
   if (static_cast<int64_t>(values.size()) != T.desc.numel())
     throw InternalError("write_plain: " + T.name + " takes " + std::to_string(T.desc.numel()) + " values, got " +
                         std::to_string(values.size()));
-  if (!blocked[static_cast<size_t>(t)]) {
+  if (!stored_blocked(t)) {
     std::copy(values.begin(), values.end(), ptr(t));
     return;
   }
@@ -393,7 +492,7 @@ void Runner::on_Conv2D(const OpGraph& g, int i) {
     ConvGeom c = conv_geom(g, i);
     s.prim = dnnl::convolution_forward(pd);
     s.args[DNNL_ARG_SRC] = bind_in(*this, s, pd.src_desc(), stored(*this, c.src, op.inputs[0]), ptr(op.inputs[0]), 0);
-    s.args[DNNL_ARG_WEIGHTS] = bind_in(*this, s, pd.weights_desc(), c.wei, w, 1);
+    s.args[DNNL_ARG_WEIGHTS] = bind_in(*this, s, pd.weights_desc(), stored(*this, c.wei, op.inputs[1]), w, 1);
     if (op.attrs.has_bias) s.args[DNNL_ARG_BIAS] = memory(pd.bias_desc(), eng, ptr(op.inputs[2]));
     s.args[DNNL_ARG_DST] = bind_out(*this, s, pd.dst_desc(), stored(*this, c.dst, out), ptr(out), 2);
     exact_bf16_out[static_cast<size_t>(i)] = bf16_native;
@@ -417,7 +516,7 @@ void Runner::on_Conv2DBackwardData(const OpGraph& g, int i) {
     s.prim = dnnl::convolution_backward_data(pd);
     s.args[DNNL_ARG_DIFF_DST] =
         bind_in(*this, s, pd.diff_dst_desc(), stored(*this, c.dst, op.inputs[0]), ptr(op.inputs[0]), 0);
-    s.args[DNNL_ARG_WEIGHTS] = bind_in(*this, s, pd.weights_desc(), c.wei, w, 1);
+    s.args[DNNL_ARG_WEIGHTS] = bind_in(*this, s, pd.weights_desc(), stored(*this, c.wei, op.inputs[1]), w, 1);
     s.args[DNNL_ARG_DIFF_SRC] =
         bind_out(*this, s, pd.diff_src_desc(), stored(*this, c.src, op.outputs[0]), ptr(op.outputs[0]), 2);
     exact_bf16_out[static_cast<size_t>(i)] = bf16_native;
@@ -425,29 +524,47 @@ void Runner::on_Conv2DBackwardData(const OpGraph& g, int i) {
   exec(*this, s);
 }
 
+// Backward-weights state: the primitive and, on the native bf16 path, its split over the
+// minibatch (conv_split.hpp) when that applies.
+struct ConvBwdWeights : Prim {
+  MinibatchSplit split;
+  bool split_on = false;
+};
+
 void Runner::on_Conv2DBackwardFilter(const OpGraph& g, int i) {
   bool fresh;
-  auto& s = state_of<Prim>(*this, i, fresh);
+  auto& s = state_of<ConvBwdWeights>(*this, i, fresh);
   const OpNode& op = g.op(i);
+  const bool bias = op.outputs.size() > 1;
   if (fresh) {
     ConvGeom c = conv_geom(g, op.forward_op);
-    bool bias = op.outputs.size() > 1;
-    // bf16 activations and gradients in, fp32 weight gradient out (it feeds the fp32 master).
-    auto src = want(*this, c.src, op.inputs[0], compute_dt(*this)), wei = any_of(c.wei),
-         dst = want(*this, c.dst, op.inputs[1], compute_dt(*this));
-    auto d = bias ? dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, src, wei, c.bias,
-                                                             dst, c.strides, c.dil, c.pad_l, c.pad_r)
-                  : dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, src, wei, dst,
-                                                             c.strides, c.dil, c.pad_l, c.pad_r);
-    dnnl::convolution_backward_weights::primitive_desc pd(d, eng, conv_fwd_pd(*this, g, op.forward_op));
+    auto pd = conv_bwd_weights_pd(*this, g, op.forward_op, op.inputs[1], bias);
     s.prim = dnnl::convolution_backward_weights(pd);
     s.args[DNNL_ARG_SRC] = bind_in(*this, s, pd.src_desc(), stored(*this, c.src, op.inputs[0]), ptr(op.inputs[0]), 0);
     s.args[DNNL_ARG_DIFF_DST] =
         bind_in(*this, s, pd.diff_dst_desc(), stored(*this, c.dst, op.inputs[1]), ptr(op.inputs[1]), 1);
-    s.args[DNNL_ARG_DIFF_WEIGHTS] = bind_out(*this, s, pd.diff_weights_desc(), c.wei, ptr(op.outputs[0]), 2);
+    s.args[DNNL_ARG_DIFF_WEIGHTS] =
+        bind_out(*this, s, pd.diff_weights_desc(), stored(*this, c.wei, op.outputs[0]), ptr(op.outputs[0]), 2);
     if (bias) s.args[DNNL_ARG_DIFF_BIAS] = memory(pd.diff_bias_desc(), eng, ptr(op.outputs[1]));
+    if (bf16_native && opts.split_bwd_weights)
+      s.split_on = plan_minibatch_split(
+          pd, bias, omp_get_max_threads(),
+          [&](const memory::desc& src, const memory::desc& dst, const dnnl::primitive_attr& attr) {
+            return conv_bwd_weights_pd_on(*this, g, op.forward_op, src, dst, bias, attr);
+          },
+          s.split);
+    split_ops += s.split_on;
   }
-  exec(*this, s);
+  if (!s.split_on) {
+    exec(*this, s);
+    return;
+  }
+  exec(*this, s, [&] {
+    run_minibatch_split(s.split, eng, s.args[DNNL_ARG_SRC].get_data_handle(), s.args[DNNL_ARG_DIFF_DST].get_data_handle(),
+                        static_cast<float*>(s.args[DNNL_ARG_DIFF_WEIGHTS].get_data_handle()),
+                        bias ? static_cast<float*>(s.args[DNNL_ARG_DIFF_BIAS].get_data_handle()) : nullptr,
+                        [&](int k, size_t bytes) { return scratch(3 + k, bytes); });  // slots 0-2: the reorders
+  });
 }
 
 // C[m,n] = op(A)[m,k] x op(B)[k,n] (+ bias), `batches` times over stacked operands (a
@@ -516,30 +633,43 @@ static BnShape bn_shape(const Runner& r, const OpGraph& g, int fwd, int t) {
   return sh;
 }
 
-// fp32 batch norm always runs on the kernel (bn_kernel.hpp) in the layout of its input x;
-// an operand stored in another layout (Inception: a blocked convolution output normalised
-// into a plain concat) passes through a scratch copy in x's layout (one reorder, which has
-// no spinning barrier, unlike oneDNN's batch norm).
-bool Runner::bn_own_kernel_fwd(int) const { return opts.own_batch_norm && !bf16_native; }
-bool Runner::bn_own_kernel_bwd(int) const { return opts.own_batch_norm && !bf16_native; }
+// Batch norm runs on the kernels (bn_kernel.hpp in fp32, bn_kernel_bf16.hpp where x is
+// stored bf16 on the native path) in the storage of its input x; an operand stored otherwise
+// (Inception: a blocked convolution output normalised into a plain concat; ResNet's stem: a
+// bf16 blocked convolution output normalised into a plain fp32 max-pool input) passes
+// through a scratch copy in x's storage (one reorder, which has no spinning barrier, unlike
+// oneDNN's batch norm).
+bool Runner::bn_own_kernel_fwd(int bn) const {
+  if (!opts.own_batch_norm) return false;
+  const int x = g_.op(bn).inputs[0];
+  return !bf16_stored(x) || (layout_block(x) == 16 && bn_bf16_kernel_available());
+}
+bool Runner::bn_own_kernel_bwd(int bn_bwd) const { return bn_own_kernel_fwd(g_.op(bn_bwd).forward_op); }
 
 namespace {
-// Copies a batch norm operand between layouts (block 1 = plain; else channel-blocked fp32).
-void bn_relayout(Runner& r, const memory::dims& d, const float* from, int from_block, float* to, int to_block) {
-  auto desc = [&](int b) {
-    return memory::desc(d, dt::f32, b == 1 ? tag::abcd : b == 8 ? tag::aBcd8b : tag::aBcd16b);
+size_t bytes_in(const Runner& r, int t, Runner::Storage s) {
+  return static_cast<size_t>(r.numel(t)) * (s.bf16 ? sizeof(uint16_t) : sizeof(float));
+}
+// Copies a batch norm operand between storages (layout and element type; to bf16 rounds to
+// nearest even, from bf16 is exact).
+void bn_relayout(Runner& r, const memory::dims& d, const void* from, Runner::Storage from_s, void* to,
+                 Runner::Storage to_s) {
+  auto desc = [&](Runner::Storage s) {
+    return memory::desc(d, s.bf16 ? dt::bf16 : dt::f32, s.block == 1 ? tag::abcd : s.block == 8 ? tag::aBcd8b : tag::aBcd16b);
   };
-  memory src(desc(from_block), r.eng, const_cast<float*>(from)), dst(desc(to_block), r.eng, to);
+  memory src(desc(from_s), r.eng, const_cast<void*>(from)), dst(desc(to_s), r.eng, to);
   dnnl::reorder(src, dst).execute(r.strm, src, dst);  // oneDNN's primitive cache keeps it
   r.strm.wait();
 }
-// t's storage in the layout `block`: t itself, or a scratch copy in slot `slot`.
-const float* bn_operand(Runner& r, const memory::dims& d, int t, int block, int slot) {
-  if (r.layout_block(t) == block) return r.ptr(t);
-  float* tmp = static_cast<float*>(r.scratch(slot, static_cast<size_t>(r.numel(t)) * sizeof(float)));
-  bn_relayout(r, d, r.ptr(t), r.layout_block(t), tmp, block);
+// t's storage in `want`: t itself, or a scratch copy in slot `slot`.
+const void* bn_operand(Runner& r, const memory::dims& d, int t, Runner::Storage want, int slot) {
+  if (r.storage_of(t) == want) return r.ptr(t);
+  void* tmp = r.scratch(slot, bytes_in(r, t, want));
+  bn_relayout(r, d, r.ptr(t), r.storage_of(t), tmp, want);
   return tmp;
 }
+const uint16_t* bf16_ptr(const void* p) { return static_cast<const uint16_t*>(p); }
+const float* f32_ptr(const void* p) { return static_cast<const float*>(p); }
 }  // namespace
 
 void Runner::on_BatchNorm(const OpGraph& g, int i) {
@@ -547,16 +677,24 @@ void Runner::on_BatchNorm(const OpGraph& g, int i) {
   if (bn_own_kernel_fwd(i)) {
     const Fusion& f = fusion[static_cast<size_t>(i)];
     const memory::dims d = bn_desc(g, i).dims();
-    const int b = layout_block(op.inputs[0]), out = fused_out(i);
-    const float* residual = nullptr;
+    const Storage xs = storage_of(op.inputs[0]);
+    const int out = fused_out(i);
+    const void* residual = nullptr;
     if (f.add >= 0) {
       const OpNode& a = g.op(f.add);
-      residual = bn_operand(*this, d, a.inputs[0] == op.outputs[0] ? a.inputs[1] : a.inputs[0], b, 1);
+      residual = bn_operand(*this, d, a.inputs[0] == op.outputs[0] ? a.inputs[1] : a.inputs[0], xs, 1);
     }
-    float* y = layout_block(out) == b ? ptr(out) : static_cast<float*>(scratch(0, static_cast<size_t>(numel(out)) * sizeof(float)));
-    bn_forward(bn_shape(*this, g, i, op.inputs[0]), kBnEps, ptr(op.inputs[0]), ptr(op.inputs[1]), ptr(op.inputs[2]),
-               residual, f.relu >= 0, y, ptr(op.outputs[1]), ptr(op.outputs[2]));
-    if (y != ptr(out)) bn_relayout(*this, d, y, b, ptr(out), layout_block(out));
+    void* y = storage_of(out) == xs ? static_cast<void*>(ptr(out)) : scratch(0, bytes_in(*this, out, xs));
+    const BnShape sh = bn_shape(*this, g, i, op.inputs[0]);
+    if (xs.bf16)
+      bn_forward_bf16(sh, kBnEps, bf16_ptr(ptr(op.inputs[0])), ptr(op.inputs[1]), ptr(op.inputs[2]),
+                      bf16_ptr(residual), f.relu >= 0, static_cast<uint16_t*>(y), ptr(op.outputs[1]),
+                      ptr(op.outputs[2]));
+    else
+      bn_forward(sh, kBnEps, ptr(op.inputs[0]), ptr(op.inputs[1]), ptr(op.inputs[2]), f32_ptr(residual),
+                 f.relu >= 0, static_cast<float*>(y), ptr(op.outputs[1]), ptr(op.outputs[2]));
+    if (y != ptr(out)) bn_relayout(*this, d, y, xs, ptr(out), storage_of(out));
+    exact_bf16_out[static_cast<size_t>(i)] = xs.bf16;  // bf16 stores, and exact bf16 -> fp32 copies
     return;
   }
   bool fresh;
@@ -582,13 +720,21 @@ void Runner::on_BatchNormBackward(const OpGraph& g, int i) {
   if (bn_own_kernel_bwd(i)) {
     const int ab = fusion[static_cast<size_t>(i)].act_bwd;  // fused ReLU backward: {dy of the ReLU, its output}
     const memory::dims d = bn_desc(g, op.forward_op).dims();
-    const int b = layout_block(op.inputs[1]), dx_t = op.outputs[0];
-    const float* dy = bn_operand(*this, d, ab >= 0 ? g.op(ab).inputs[0] : op.inputs[0], b, 0);
-    const float* relu_y = ab >= 0 ? bn_operand(*this, d, g.op(ab).inputs[1], b, 1) : nullptr;
-    float* dx = layout_block(dx_t) == b ? ptr(dx_t) : static_cast<float*>(scratch(2, static_cast<size_t>(numel(dx_t)) * sizeof(float)));
-    bn_backward(bn_shape(*this, g, op.forward_op, op.inputs[1]), kBnEps, dy, relu_y, ptr(op.inputs[1]),
-                ptr(op.inputs[2]), ptr(op.inputs[3]), ptr(op.inputs[4]), dx, ptr(op.outputs[1]), ptr(op.outputs[2]));
-    if (dx != ptr(dx_t)) bn_relayout(*this, d, dx, b, ptr(dx_t), layout_block(dx_t));
+    const Storage xs = storage_of(op.inputs[1]);
+    const int dx_t = op.outputs[0];
+    const void* dy = bn_operand(*this, d, ab >= 0 ? g.op(ab).inputs[0] : op.inputs[0], xs, 0);
+    const void* relu_y = ab >= 0 ? bn_operand(*this, d, g.op(ab).inputs[1], xs, 1) : nullptr;
+    void* dx = storage_of(dx_t) == xs ? static_cast<void*>(ptr(dx_t)) : scratch(2, bytes_in(*this, dx_t, xs));
+    const BnShape sh = bn_shape(*this, g, op.forward_op, op.inputs[1]);
+    if (xs.bf16)
+      bn_backward_bf16(sh, kBnEps, bf16_ptr(dy), bf16_ptr(relu_y), bf16_ptr(ptr(op.inputs[1])), ptr(op.inputs[2]),
+                       ptr(op.inputs[3]), ptr(op.inputs[4]), static_cast<uint16_t*>(dx), ptr(op.outputs[1]),
+                       ptr(op.outputs[2]));
+    else
+      bn_backward(sh, kBnEps, f32_ptr(dy), f32_ptr(relu_y), ptr(op.inputs[1]), ptr(op.inputs[2]), ptr(op.inputs[3]),
+                  ptr(op.inputs[4]), static_cast<float*>(dx), ptr(op.outputs[1]), ptr(op.outputs[2]));
+    if (dx != ptr(dx_t)) bn_relayout(*this, d, dx, xs, ptr(dx_t), storage_of(dx_t));
+    exact_bf16_out[static_cast<size_t>(i)] = xs.bf16;
     return;
   }
   bool fresh;

@@ -36,6 +36,7 @@ Runner::Runner(const OpGraph& g, const ExecOptions& o)
   avx512 = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
   exact_bf16_out.assign(static_cast<size_t>(g.num_ops()), 0);
   choose_layouts();
+  choose_weight_layouts();
   state.resize(static_cast<size_t>(g.num_ops()));
   weight_copies.resize(static_cast<size_t>(g.num_ops()));
 }

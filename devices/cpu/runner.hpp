@@ -46,12 +46,30 @@ class Runner final : public OpVisitor<void> {
   // and from plain layout around those primitives disappear.
   std::vector<char> blocked;
   void choose_layouts();
+  // Per tensor: the fp32 layout a conv weight, its gradient and optimizer state are stored
+  // in (choose_weight_layouts, ops_dnnl.cpp), or a zero desc (plain). Never bf16: weights
+  // stay fp32 masters.
+  std::vector<dnnl::memory::desc> weight_layout;
+  void choose_weight_layouts();
+  // Stored in a layout other than plain (activations blocked, or a weight layout).
+  bool stored_blocked(int t) const {
+    return blocked[static_cast<size_t>(t)] || !weight_layout[static_cast<size_t>(t)].is_zero();
+  }
   bool add_blocked(const OpGraph& g, int op);  // Add on blocked operands (ops_dnnl.cpp)
   // Stored as bf16 (2 bytes per element): blocked tensors on the native path.
   bool bf16_stored(int t) const { return bf16_native && blocked[static_cast<size_t>(t)]; }
+  // How a tensor is stored, for kernels that take all operands in one storage (batch norm):
+  // its channel block (1 = plain) and element type.
+  struct Storage {
+    int block = 1;
+    bool bf16 = false;
+    bool operator==(const Storage& o) const { return block == o.block && bf16 == o.bf16; }
+    bool operator!=(const Storage& o) const { return !(*this == o); }
+  };
+  Storage storage_of(int t) const { return {layout_block(t), bf16_stored(t)}; }
   std::vector<float> read_plain(int t);  // a tensor's values in plain fp32 (any storage)
   void write_plain(int t, const std::vector<float>& values);  // the inverse of read_plain
-  // Fusion (fusion.cpp), decided from graph patterns on fp32 graphs: what each op's handler
+  // Fusion (fusion.cpp), decided from graph patterns: what each op's handler
   // runs along with it. relu: a ReLU Activation applied to the result (a oneDNN eltwise
   // post-op for Conv2D and MatMul, in the kernel for batch norm); add: an Add of the batch
   // norm's output and one other tensor (before the ReLU); act_bwd: a ReLU
@@ -64,13 +82,17 @@ class Runner final : public OpVisitor<void> {
   // fused group (at the group's last member, when every input of the group exists), or -1.
   std::vector<int> run_as;
   int fused_ops = 0;  // ops run inside another op's handler
+  int split_ops = 0;  // backward-weights ops split over the minibatch (conv_split.hpp), once created
   std::vector<char> fused_away;  // per tensor: passed inside a fused group, never stored
   void plan_fusion(const std::vector<int>& order);
   // The execution steps (memory_plan.hpp) of `order` under the fusion plan.
   std::vector<PlanStep> plan_steps(const std::vector<int>& order) const;
+  // What the handler of op h (run_as) reads and writes, tensors internal to its group excluded.
+  PlanStep step_of(int h) const;
   // The tensor the op's handler writes in place of its first output (the last fused op's).
   int fused_out(int op) const;
-  // Batch norm on bn_kernel.hpp (fp32, operands in one layout) rather than oneDNN.
+  // Batch norm on bn_kernel.hpp (fp32) or bn_kernel_bf16.hpp (x stored bf16) rather than
+  // oneDNN, operands passed in x's storage.
   bool bn_own_kernel_fwd(int bn) const;
   bool bn_own_kernel_bwd(int bn_bwd) const;
   int layout_block(int t) const { return blocked[static_cast<size_t>(t)] ? (avx512 ? 16 : 8) : 1; }

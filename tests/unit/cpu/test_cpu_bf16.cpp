@@ -55,12 +55,15 @@ OpGraph graph_of(Precision p, int64_t batch) {
   return g;
 }
 
-std::unique_ptr<Executor> executor(const OpGraph& g, Bf16Path path) {
+// fuse = false: every op runs on its own, so every intermediate tensor is stored and readable.
+std::unique_ptr<Executor> executor(const OpGraph& g, Bf16Path path, bool fuse = true, bool own_bn = true) {
   ExecOptions o;
   o.seed = 5;
   o.threads = 2;
   o.plan_memory = false;  // every tensor stays readable after the step
   o.bf16_path = path;
+  o.fuse_ops = fuse;
+  o.own_batch_norm = own_bn;
   auto ex = std::make_unique<Executor>(g, o);
   ex->fill_synthetic();
   return ex;
@@ -90,8 +93,8 @@ TEST_CASE("native bf16: conv, batch norm, matmul outputs and weight gradients ma
   XPUSIM_REQUIRE_NATIVE_BF16();
   OpGraph gf = graph_of(Precision::fp32, 8), gb = graph_of(Precision::bf16, 8);
   REQUIRE(gf.num_tensors() == gb.num_tensors());
-  auto ref = executor(gf, Bf16Path::automatic);
-  auto nat = executor(gb, Bf16Path::native);
+  auto ref = executor(gf, Bf16Path::automatic, false);
+  auto nat = executor(gb, Bf16Path::native, false);
   REQUIRE(nat->bf16_native());
   copy_inputs(gb, *nat, *ref);
   for (auto* ex : {ref.get(), nat.get()}) {
@@ -125,9 +128,16 @@ TEST_CASE("native bf16: conv, batch norm, matmul outputs and weight gradients ma
   // Conv outputs feeding batch norm and their gradients (4), and bn2 -> r2 -> c3 with its
   // gradients (bn2's output, r2's output, their gradients: 4) are stored channel-blocked;
   // r1 feeds max pooling and r3 global pooling, so those stay plain.
-  int blocked = 0;
-  for (int t = 0; t < gb.num_tensors(); ++t) blocked += nat->stored_blocked(t);
+  // The three conv weights, their gradients and momenta are stored in the convolutions'
+  // fp32 weight layout.
+  int blocked = 0, weights = 0;
+  for (int t = 0; t < gb.num_tensors(); ++t) {
+    const TensorRole role = gb.tensor(t).role;
+    const bool act = role == TensorRole::activation || role == TensorRole::activation_grad;
+    (act ? blocked : weights) += nat->stored_blocked(t);
+  }
   CHECK(blocked == 8);
+  CHECK(weights == 9);
   // Activations that the native primitives wrote hold bf16 values (low 16 bits zero).
   for (int i = 0; i < gb.num_ops(); ++i) {
     const OpNode& op = gb.op(i);
@@ -195,12 +205,15 @@ TEST_CASE("channel-blocked storage gives the results of plain storage (fp32)", "
   o.blocked_layouts = false;
   Executor plain(g, o);
   plain.fill_synthetic();
-  int n_blocked = 0;
+  int n_blocked = 0, n_weights = 0;
   for (int t = 0; t < g.num_tensors(); ++t) {
-    n_blocked += blocked->stored_blocked(t);
+    const TensorRole role = g.tensor(t).role;
+    const bool act = role == TensorRole::activation || role == TensorRole::activation_grad;
+    (act ? n_blocked : n_weights) += blocked->stored_blocked(t);
     CHECK_FALSE(plain.stored_blocked(t));
   }
   CHECK(n_blocked == 8);
+  CHECK(n_weights == 9);  // conv weights, gradients and momenta
   for (auto* ex : {blocked.get(), &plain}) {
     ex->forward(true);
     ex->backward();
