@@ -70,4 +70,9 @@ FrameworkSpec load_framework_spec(const std::string& path, const std::vector<std
 // Empty = the neutral default. FieldError("framework") when no profile matches, listing them.
 std::string find_framework_file(const std::string& name, const std::string& engine);
 
+// FieldError("framework") unless `name` is an existing profile file or names a profile for
+// some engine: for options applied to many rows, where a typo would otherwise only show as
+// every row skipped.
+void check_framework_name(const std::string& name);
+
 }  // namespace xpusim
