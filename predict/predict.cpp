@@ -170,7 +170,14 @@ PreparedRequest prepare_request(const PredictRequest& r) {
   if (!parse_optimizer(opt, p.options.training_options.optimizer))
     throw FieldError("optimizer", "unknown optimizer '" + opt + "' (sgd_momentum|adam)");
   std::string engine_name = r.engine.empty() ? engine_for_device(r.placement.device) : r.engine;
-  p.engine = &cached_engine(engine_name);
+  try {
+    p.engine = &cached_engine(engine_name);
+  } catch (const UserError& e) {
+    if (!r.engine.empty()) throw;
+    // The name came from the device file: say which file and line, not just the name.
+    const std::string path = device_yaml_path(r.placement.device);
+    throw UserError(yaml_location(path, load_config_yaml(path)["engine"]) + ": engine: " + e.what());
+  }
   p.placement = resolve_placement(r.placement, *p.engine, p.spec.dataset, r.data == DataSource::real);
   p.options.training_options.replicas = p.placement.replicas;
   std::string shapes;
