@@ -104,8 +104,8 @@ std::string find_framework_file(const std::string& name, const std::string& engi
 }
 
 void check_framework_name(const std::string& name) {
-  if (name.empty() || name.find('/') != std::string::npos || name.ends_with(".yaml")) {
-    find_framework_file(name, "");  // a path: must exist
+  if (name.find('/') != std::string::npos || name.ends_with(".yaml")) {
+    load_framework_spec(find_framework_file(name, ""));  // a path: must exist and be a profile
     return;
   }
   const fs::path dir = fs::path(config_dir()) / "frameworks";

@@ -277,6 +277,11 @@ TEST_CASE("validate: an unknown framework or baseline device is an error naming 
     CHECK(e.field() == "framework");
     CHECK_THAT(e.message(), Catch::StartsWith("no profile named 'no_such_framework' (profiles: "));
   }
+  // A profile given as a path must be one: a file of something else skipped every row too.
+  const std::string not_profile = (cfg.path() / "not_a_profile.yaml").string();
+  std::ofstream(not_profile) << "- just\n- a list\n";
+  o.framework = not_profile;
+  CHECK_THROWS_WITH(validate_rows(plain, o), not_profile + ":1: expected a mapping of key: value");
 }
 
 TEST_CASE("validate: an epochs row read straight off an input curve is skipped as circular", "[validation][run]") {
