@@ -82,8 +82,11 @@ void register_train(CLI::App& app) {
                 "continue from the checkpoint in --checkpoint DIR (its last finished epoch); same result as an "
                 "uninterrupted run");
   add_format_option(*cmd, *fmt, "table|json|csv", "table");
-  cmd->callback([o, backend, fmt] {
+  cmd->callback([o, backend, fmt, cmd] {
     OutputFormat f = parse_output_format(*fmt, {OutputFormat::table, OutputFormat::json, OutputFormat::csv});
+    // lr 0 is the trainer's "the recipe's default": an explicit --lr 0 trained at 0.01 instead.
+    if (cmd->count("--lr") > 0 && !(o->lr > 0))
+      throw UserError("--lr: must be > 0 (leave --lr out for the recipe's default)");
     if (*backend != "cpu") throw UserError("--backend: training runs on the cpu backend only, not '" + *backend + "'");
     if (o->resume && o->checkpoint_dir.empty()) throw UserError("--resume: needs --checkpoint DIR (the checkpoint to continue)");
     if (!o->checkpoint_dir.empty() && !o->resume && !o->overwrite_log &&

@@ -63,11 +63,17 @@ void register_validate(CLI::App& app) {
   cmd->add_flag("--resume", a->resume,
                 "continue the measured rows in --measure-out FILE: finished cases are kept, the others measured");
   cmd->add_option("--threads", a->threads, "cpu: threads (0 = all hardware threads)")->capture_default_str()->check(int_in(0, 1024));
-  cmd->callback([a] {
+  cmd->callback([a, cmd] {
     using namespace validation;
     OutputFormat f = parse_output_format(a->format, {OutputFormat::table, OutputFormat::json, OutputFormat::csv});
     if (a->reference.empty() == a->measure.empty())
       throw UserError("--reference: give exactly one of --reference FILE or --measure cpu|cuda");
+    // The measurement options do nothing with --reference: a user who gave them expected a
+    // measurement, and silently validating a file instead would hide that.
+    if (a->measure.empty())
+      for (const char* opt : {"--measure-cases", "--measure-out", "--measure-device", "--measure-steps", "--measure-warmup",
+                              "--measure-repeats", "--resume", "--threads"})
+        if (cmd->count(opt) > 0) throw UserError(std::string(opt) + ": applies to --measure only, not to --reference");
     ValidateOptions vo;
     vo.progress = true;
     vo.baseline_device = a->baseline;

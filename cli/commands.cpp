@@ -84,6 +84,9 @@ CLI::Validator finite_in(double lo, double hi) {
 
 namespace {
 std::atomic<bool> g_stop{false};
+// The handler only loads and stores this flag (plus signal/raise): async-signal-safe as long as
+// the atomic needs no lock.
+static_assert(std::atomic<bool>::is_always_lock_free);
 struct sigaction g_old_int, g_old_term;
 extern "C" void on_stop_signal(int sig) {
   if (g_stop.load()) {  // second signal: stop waiting for the step to finish

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "common/checked_io.hpp"
 
@@ -69,7 +70,13 @@ YAML::Node parse_yaml_text(const std::string& text, const std::string& path) {
   }
   YAML::Node root;
   try {
-    root = YAML::Load(text);
+    // YAML::Load reads the first document only: a file with a second one ('---' then more
+    // keys) silently lost it, like a duplicate key would. An empty trailing document is fine.
+    std::vector<YAML::Node> docs = YAML::LoadAll(text);
+    for (size_t i = 1; i < docs.size(); ++i)
+      if (!docs[i].IsNull())
+        throw UserError(yaml_location(path, docs[i]) + ": a second YAML document (after '---'): a spec file holds one");
+    if (!docs.empty()) root = docs.front();
   } catch (const YAML::Exception& e) {
     std::ostringstream os;
     os << path << ":" << e.mark.line + 1 << ": YAML syntax error: " << e.msg;

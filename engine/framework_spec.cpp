@@ -124,4 +124,26 @@ std::string find_framework_file(const std::string& name, const std::string& engi
                                     (known.empty() ? "none" : known) + "; configs/frameworks/)");
 }
 
+void check_framework_name(const std::string& name) {
+  if (name.find('/') != std::string::npos || name.ends_with(".yaml")) {
+    load_framework_spec(find_framework_file(name, ""));  // a path: must exist and be a profile
+    return;
+  }
+  const fs::path dir = fs::path(config_dir()) / "frameworks";
+  std::vector<std::string> files;
+  std::error_code ec;
+  if (fs::is_directory(dir, ec))
+    for (const auto& e : fs::directory_iterator(dir))
+      if (e.path().extension() == ".yaml") files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  std::string known;
+  for (const auto& f : files) {
+    FrameworkSpec s = load_framework_spec(f);
+    if (s.name == name || std::find(s.names.begin(), s.names.end(), name) != s.names.end()) return;
+    known += (known.empty() ? "" : ", ") + s.name;
+  }
+  throw FieldError("framework", "no profile named '" + name + "' (profiles: " + (known.empty() ? "none" : known) +
+                                    "; configs/frameworks/)");
+}
+
 }  // namespace xpusim

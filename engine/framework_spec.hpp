@@ -80,4 +80,9 @@ std::vector<FieldDoc> framework_spec_fields(const std::string& path);
 // Empty = the neutral default. FieldError("framework") when no profile matches, listing them.
 std::string find_framework_file(const std::string& name, const std::string& engine);
 
+// FieldError("framework") unless `name` is an existing profile file or names a profile for
+// some engine: for options applied to many rows, where a typo would otherwise only show as
+// every row skipped.
+void check_framework_name(const std::string& name);
+
 }  // namespace xpusim

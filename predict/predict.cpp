@@ -1,5 +1,6 @@
 #include "predict/predict.hpp"
 
+#include <cmath>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -169,7 +170,14 @@ PreparedRequest prepare_request(const PredictRequest& r) {
   if (!parse_optimizer(opt, p.options.training_options.optimizer))
     throw FieldError("optimizer", "unknown optimizer '" + opt + "' (sgd_momentum|adam)");
   std::string engine_name = r.engine.empty() ? engine_for_device(r.placement.device) : r.engine;
-  p.engine = &cached_engine(engine_name);
+  try {
+    p.engine = &cached_engine(engine_name);
+  } catch (const UserError& e) {
+    if (!r.engine.empty()) throw;
+    // The name came from the device file: say which file and line, not just the name.
+    const std::string path = device_yaml_path(r.placement.device);
+    throw UserError(yaml_location(path, load_config_yaml(path)["engine"]) + ": engine: " + e.what());
+  }
   p.placement = resolve_placement(r.placement, *p.engine, p.spec.dataset, r.data == DataSource::real);
   p.options.training_options.replicas = p.placement.replicas;
   std::string shapes;
@@ -219,6 +227,16 @@ StepReport run_prepared(const PredictRequest& r, const PreparedRequest& p, const
   if (rep.compile_time_s == 0 && !p.engine->real_backend())
     rep.compile_time_s = fw.compile_base_s + fw.compile_per_op_ms * 1e-3 * static_cast<double>(g.num_ops());
   set_modelled_power(p.placement, rep);
+  // A rate in a spec so small that a time overflows double (fp32_tflops: 1e-310) gave
+  // step_time_s inf, printed as null, with throughput 0 and exit 0: an error instead.
+  for (const auto& [what, v] : {std::pair<const char*, double>{"step time", rep.step_time_s},
+                                {"throughput", rep.throughput_samples_per_s},
+                                {"compile time", rep.compile_time_s},
+                                {"energy per step", rep.energy_per_step_j}})
+    if (!std::isfinite(v))
+      throw UserError(std::string(p.placement.device ? p.placement.device->file : r.placement.device) + ": the " + what +
+                      " of this prediction is not a finite number (" + std::to_string(v) +
+                      "): a rate in the device, system or framework YAML is too small (or a time too large) for it");
   rep.model = p.spec.name;
   if (p.spec.tokens_per_sample > 0)
     rep.throughput_tokens_per_s = rep.throughput_samples_per_s * static_cast<double>(p.spec.tokens_per_sample);

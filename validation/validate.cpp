@@ -8,6 +8,7 @@
 #include "common/error.hpp"
 #include "common/progress.hpp"
 #include "costmodel/cost.hpp"
+#include "engine/framework_spec.hpp"
 #include "engine/platform_spec.hpp"
 #include "models/zoo.hpp"
 #include "validation/cost_link.hpp"
@@ -356,6 +357,16 @@ void summarize(ValidationResult& r) {
 
 ValidationResult validate_rows(const std::vector<ReferenceRow>& rows, const ValidateOptions& opts,
                                const std::string& reference_name) {
+  // Options applied to many rows: a typo skipped every row it touched ("no profile for",
+  // "unknown baseline device") and still exited 0. Named as the option instead.
+  if (!opts.framework.empty()) check_framework_name(opts.framework);
+  for (const auto& row : rows) {
+    auto m = parse_metric(row.metric);
+    if (m && (m->kind == MetricKind::time_relative_to_k80 || m->kind == MetricKind::cost_relative_to_k80) &&
+        !config_exists("devices", opts.baseline_device))
+      throw FieldError("baseline_device", "unknown device '" + opts.baseline_device + "' (configs/devices/); " +
+                                              row.metric + " rows are predicted against it");
+  }
   ValidationResult out;
   out.reference = reference_name;
   RowEvaluator ev(opts);

@@ -177,8 +177,11 @@ DeviceSpec parse_device_spec(const YAML::Node& root, const std::string& path, st
     if (!parse_precision(p, pp)) r.fail("precisions", "unknown precision '" + p + "' (one of " + precision_choices() + ")");
   }
   if (d.precisions.empty()) d.precisions = {"fp32"};
+  // Bytes are int64: a larger value wrapped in the conversion (memory_gb 1e29 made a V100
+  // "not fit" ResNet-50). 1e6 GB (a petabyte) per device is far past any machine.
+  auto gb = [](double v) { return v >= 0 && v <= 1e6 ? "" : "must be in [0, 1e6] GB"; };
   d.memory_bytes = static_cast<int64_t>(num("memory_gb", d.kind == DeviceKind::cpu ? std::optional<double>(0.0) : std::nullopt, "GB (1e9 bytes)",
-                                            "memory per device (GPU) or machine (CPU; 0 = scale with vCPUs)", non_negative) * 1e9);
+                                            "memory per device (GPU) or machine (CPU; 0 = scale with vCPUs)", gb) * 1e9);
   d.memory_bandwidth_gbps = num("memory_bandwidth_gbps", std::nullopt, "GB/s", "peak DRAM bandwidth (CPU: per socket)", positive);
   d.compute_efficiency = num("compute_efficiency", 0.5, "fraction", "conv/GEMM share of CUDA-core or SIMD peak", fraction);
   d.memory_efficiency = num("memory_efficiency", 0.7, "fraction", "streaming kernels' share of memory bandwidth", fraction);
@@ -201,7 +204,7 @@ DeviceSpec parse_device_spec(const YAML::Node& root, const std::string& path, st
                       [](double v) {
                         return v == 0 || (v >= 1 && v <= 65536 && v == std::floor(v)) ? "" : "must be 0 (off) or a whole number in [1, 65536]";
                       });
-  d.reserved_bytes = static_cast<int64_t>(num("reserved_gb", 0, "GB", "runtime context + allocator slack", non_negative) * 1e9);
+  d.reserved_bytes = static_cast<int64_t>(num("reserved_gb", 0, "GB", "runtime context + allocator slack", gb) * 1e9);
   d.workspace_fraction = num("workspace_fraction", 0.0, "fraction", "conv workspace vs the largest activation", non_negative);
   if (d.kind == DeviceKind::gpu) {
     d.fp32_tflops = num("fp32_tflops", std::nullopt, "TFLOP/s", "fp32 peak on CUDA cores (boost clock)", positive);
@@ -231,7 +234,9 @@ DeviceSpec parse_device_spec(const YAML::Node& root, const std::string& path, st
     d.compiled_isa = read_isa(r, "compiled_", CpuIsa{8, 2});
     d.pip_isa = read_isa(r, "pip_", CpuIsa{4, 0});
     d.pip_compute_efficiency = num("pip_compute_efficiency", 0.7, "fraction", "conv/GEMM share of SIMD peak, pip build", fraction);
-    d.memory_gb_per_vcpu = num("memory_gb_per_vcpu", 0, "GB", "machine memory per vCPU when memory_gb is 0", non_negative);
+    // Times up to 65536 vCPUs, in int64 bytes (memory.cpp): at most 1e4 GB per vCPU.
+    d.memory_gb_per_vcpu = num("memory_gb_per_vcpu", 0, "GB", "machine memory per vCPU when memory_gb is 0",
+                               [](double v) { return v >= 0 && v <= 1e4 ? "" : "must be in [0, 1e4] GB"; });
     parse_cpu_build(r.text("default_build", std::string("pip"), "framework build when none is requested", {"pip", "compiled"}),
                     d.default_build);
     d.op_overhead_per_vcpu_us = num("op_overhead_per_vcpu_us", 0.0, "us",

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "common/checked_io.hpp"
 #include "common/error.hpp"
 
 namespace xpusim::cpu {
@@ -45,7 +46,13 @@ void read_set(const std::string& dir, const std::string& prefix, ImageSet& s) {
   s.count = be32(img, 4);
   s.rows = be32(img, 8);
   s.cols = be32(img, 12);
-  if (img.size() != 16 + static_cast<size_t>(s.count * s.rows * s.cols)) throw UserError(ip + ": truncated");
+  // Each dimension is up to 2^32 - 1: their product wraps int64 (4 x 2^31 x 2^31 is 0, which a
+  // 16-byte file then "matched", and every image read ran off the buffer). Checked instead.
+  if (s.rows == 0 || s.cols == 0) throw UserError(ip + ": images of " + std::to_string(s.rows) + "x" + std::to_string(s.cols) + " pixels");
+  const int64_t bytes = checked_mul(checked_mul(s.count, s.rows, ip + ": image count x rows"), s.cols, ip + ": image size");
+  if (img.size() - 16 != static_cast<uint64_t>(bytes))
+    throw UserError(ip + ": holds " + std::to_string(img.size() - 16) + " pixel bytes, its header says " + std::to_string(s.count) +
+                    " images of " + std::to_string(s.rows) + "x" + std::to_string(s.cols) + " (truncated?)");
   if (be32(lab, 4) != s.count || lab.size() != 8 + static_cast<size_t>(s.count))
     throw UserError(lp + ": label count does not match " + ip);
   s.pixels.assign(img.begin() + 16, img.end());

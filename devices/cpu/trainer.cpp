@@ -134,7 +134,18 @@ TrainResult train_fashion_mnist(const TrainOptions& o) {
     log << line << '\n' << std::flush;
     if (!log) throw FieldError("log", o.log_path + ": write failed (disk full?)");
   };
-  FashionMnist data = load_fashion_mnist(o.data_dir.empty() ? kFashionMnistDir : o.data_dir);
+  const std::string data_dir = o.data_dir.empty() ? kFashionMnistDir : o.data_dir;
+  FashionMnist data = load_fashion_mnist(data_dir);
+  // load_batch copies rows x cols pixels per image into the model's 1x28x28 input: images of
+  // another size wrote past it (40x40 trained "fine" on a corrupted heap), and an empty test
+  // set made every accuracy 0/0.
+  for (const ImageSet* s : {&data.train, &data.test})
+    if (s->rows != spec.input[1] || s->cols != spec.input[2])
+      throw FieldError("data_dir", data_dir + ": " + (s == &data.train ? "training" : "test") + " images are " +
+                                       std::to_string(s->rows) + "x" + std::to_string(s->cols) + ", " + spec.name +
+                                       " takes " + std::to_string(spec.input[1]) + "x" + std::to_string(spec.input[2]));
+  if (data.train.count == 0) throw FieldError("data_dir", data_dir + ": the training set holds no images");
+  if (data.test.count == 0) throw FieldError("data_dir", data_dir + ": the test set (t10k) holds no images");
   OpGraph g = build_graph(spec, go);
 
   ExecOptions eo;

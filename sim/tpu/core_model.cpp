@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
@@ -564,7 +565,42 @@ SimResult run_every_core(Kernel& k, const Program& p, const SimConfig& c, bool w
 
 }  // namespace
 
+namespace {
+
+// SystemC counts time in 64-bit multiples of its resolution (1 ps by default): 2^64 ps, about
+// 213 days. A longer run wrapped silently (hbm_bandwidth_gbps: 1e-310 gave the normal step
+// time), so the run is bounded before it starts, by every task of every step back to back
+// (twice that when the cores wait for each other in a ring). Before SystemC runs anything.
+void check_time_range(const Program& p, const SimConfig& c) {
+  double step = c.host_batch_s + (c.real_data ? static_cast<double>(p.infeed_bytes) / c.pcie_bytes_per_s : 0.0);
+  const double n = c.replicas;
+  for (const Task& t : p.tasks) {
+    switch (t.unit) {
+      case Unit::mxu:
+      case Unit::vector: step += t.seconds; break;
+      case Unit::dma_in:
+      case Unit::dma_out: step += c.dma_latency_s + t.bytes / c.hbm_bytes_per_s; break;
+      case Unit::ici:
+        if (n > 1) step += 2 * (n - 1) / n * t.bytes / c.ici_bytes_per_s + 2 * (n - 1) * c.ici_hop_latency_s;
+        break;
+      case Unit::infeed: break;
+    }
+  }
+  const double bound = (step * c.steps + c.core_skew_s * c.simulated_cores) * (c.simulated_cores > 1 ? 2 : 1);
+  constexpr double kMaxSimulatedSeconds = 18446744.0 * 0.9;  // 2^64 ps, with a margin
+  if (!(bound <= kMaxSimulatedSeconds)) {
+    char b[64];
+    std::snprintf(b, sizeof b, "%.3g", bound);
+    throw UserError(std::string("tpu_systemc: the simulated run could last up to ") + b + " s, past the " +
+                    std::to_string(static_cast<long long>(kMaxSimulatedSeconds)) + " s SystemC can count: a rate in the device or system YAML is too small (hbm_bandwidth_gbps, "
+                    "ici_link_bandwidth_gbps, clock_mhz, pcie_bandwidth_gbps) or the batch too large");
+  }
+}
+
+}  // namespace
+
 SimResult simulate(const Program& p, const SimConfig& c, bool want_trace) {
+  check_time_range(p, c);
   // One SystemC context per process: concurrent callers (e.g. a parallel sweep) take turns.
   static std::mutex lock;
   std::lock_guard<std::mutex> guard(lock);

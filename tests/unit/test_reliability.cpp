@@ -51,6 +51,16 @@ TEST_CASE("YAML: duplicate keys name both lines", "[reliability][spec]") {
   CHECK_NOTHROW(parse_yaml_text("a: 1\nb: {a: 2}\n", "f.yaml"));  // same name, other mapping
 }
 
+// yaml-cpp's Load reads the first document only: the keys after a '---' were silently lost.
+TEST_CASE("YAML: a second document is an error naming its line", "[reliability][spec]") {
+  CHECK_THROWS_WITH(parse_yaml_text("a: 1\n---\nname: other\n", "f.yaml"),
+                    "f.yaml:3: a second YAML document (after '---'): a spec file holds one");
+  CHECK_THROWS_WITH(parse_yaml_text("---\na: 1\n...\n---\n- x\n", "f.yaml"), Catch::StartsWith("f.yaml:5: a second YAML document"));
+  CHECK(parse_yaml_text("---\na: 1\n...\n", "f.yaml")["a"].as<int>() == 1);  // explicit start and end: one document
+  CHECK(parse_yaml_text("a: 1\n---\n", "f.yaml")["a"].as<int>() == 1);        // an empty trailing document
+  CHECK(parse_yaml_text("", "f.yaml").IsNull());
+}
+
 TEST_CASE("YAML: invalid UTF-8 is an error with file:line", "[reliability][spec]") {
   CHECK_THROWS_WITH(parse_yaml_text("a: 1\nb: \xFF\n", "f.yaml"), Catch::StartsWith("f.yaml:2: not valid UTF-8"));
 }

@@ -246,6 +246,44 @@ TEST_CASE("validate: cost metrics go through the cost model", "[validation][run]
   CHECK(r.rows_used == 7);
 }
 
+// Issue 16: options applied to every row were only checked row by row, so a typo in
+// --framework or --baseline-device skipped every row it touched and still exited 0.
+TEST_CASE("validate: an unknown framework or baseline device is an error naming the option", "[validation][run][reliability]") {
+  test::FakeConfigDir cfg;
+  ValidateOptions o;
+  o.predict = fake_predict;
+  o.prices = &kNoPrices;
+  o.curves = &kNoCurves;
+  const auto relative =
+      parse_reference_csv(kHeader + "s,fake_gpu,4,,tf,mnist_mlp,mnist,128,fp32,synthetic,time_relative_to_k80,1,x,\n", "t.csv");
+  const auto plain =
+      parse_reference_csv(kHeader + "s,fake_gpu,4,,tf,mnist_mlp,mnist,128,fp32,synthetic,train_throughput,1,images/s,\n", "t.csv");
+  o.baseline_device = "no_such_gpu";
+  try {
+    validate_rows(relative, o);
+    FAIL("no error");
+  } catch (const FieldError& e) {
+    CHECK(e.field() == "baseline_device");
+    CHECK(e.message() == "unknown device 'no_such_gpu' (configs/devices/); time_relative_to_k80 rows are predicted against it");
+  }
+  CHECK(validate_rows(plain, o).rows_used == 1);  // no row needs a baseline: the option is not consulted
+  o.baseline_device = "k80";
+  CHECK(validate_rows(relative, o).rows_used == 1);
+  o.framework = "no_such_framework";
+  try {
+    validate_rows(plain, o);
+    FAIL("no error");
+  } catch (const FieldError& e) {
+    CHECK(e.field() == "framework");
+    CHECK_THAT(e.message(), Catch::StartsWith("no profile named 'no_such_framework' (profiles: "));
+  }
+  // A profile given as a path must be one: a file of something else skipped every row too.
+  const std::string not_profile = (cfg.path() / "not_a_profile.yaml").string();
+  std::ofstream(not_profile) << "- just\n- a list\n";
+  o.framework = not_profile;
+  CHECK_THROWS_WITH(validate_rows(plain, o), not_profile + ":1: expected a mapping of key: value");
+}
+
 TEST_CASE("validate: an epochs row read straight off an input curve is skipped as circular", "[validation][run]") {
   test::FakeConfigDir cfg;
   // The curve holds the point (40 epochs, 0.75) at this batch: an input, not a prediction.
