@@ -93,9 +93,10 @@ void register_sweep(CLI::App& app) {
     guard.reset();
     if (!st.root) return;
     const long long run = st.interrupted ? st.written : st.computed;
-    std::fprintf(stderr, "sweep %s: %lld points, %lld resumed, %lld run in %.2f s (%.1f points/s, %d process%s)\n",
+    std::fprintf(stderr, "sweep %s: %lld points, %lld resumed, %lld run in %.2f s (%.1f points/s, %d process%s%s)\n",
                  s.name.c_str(), st.points, st.resumed, run, st.seconds,
-                 st.seconds > 0 ? double(run) / st.seconds : 0.0, st.processes, st.processes == 1 ? "" : "es");
+                 st.seconds > 0 ? double(run) / st.seconds : 0.0, st.processes, st.processes == 1 ? "" : "es",
+                 o.mpi ? (", after " + fmt_fixed(st.mpi_startup_seconds, 2) + " s of MPI start-up").c_str() : "");
     std::vector<sweep::PointResult> rows = sweep::read_rows(s, o.output, o.format);
     sweep::Summary sum = sweep::summarize(s, rows);
     sweep::print_summary(std::cout, s, rows, sum, a->summary == "json");

@@ -45,12 +45,10 @@ World init() { return table().init(); }
 void finalize() { table().finalize(); }
 void abort_all(int code) { table().abort_all(code); }
 void broadcast(std::vector<long long>& v) { table().broadcast(v); }
-void send_row(long long index, const std::string& line) { table().send_row(index, line); }
+void send_rows(const std::string& rows) { table().send_rows(rows); }
 void send_done() { table().send_done(); }
 void release_all(int size) { table().release_all(size); }
 void wait_release() { table().wait_release(); }
-bool receive(bool block, long long& index, std::string& line, bool& done) {
-  return table().receive(block, index, line, done);
-}
+bool receive(bool block, std::string& rows, bool& done) { return table().receive(block, rows, done); }
 
 }  // namespace xpusim::sweep::mpi

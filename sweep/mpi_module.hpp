@@ -11,7 +11,7 @@
 namespace xpusim::sweep::mpi {
 
 // Bumped when this table or World changes, so a stale module is refused, not called.
-inline constexpr int kMpiModuleAbi = 1;
+inline constexpr int kMpiModuleAbi = 2;  // 2: rows travel in batches (send_rows)
 inline constexpr const char* kMpiModuleFile = "xpusim_mpi_transport.so";
 inline constexpr const char* kMpiModuleSymbol = "xpusim_mpi_transport";
 
@@ -20,11 +20,11 @@ struct ModuleTable {
   void (*finalize)();
   void (*abort_all)(int);
   void (*broadcast)(std::vector<long long>&);
-  void (*send_row)(long long, const std::string&);
+  void (*send_rows)(const std::string&);
   void (*send_done)();
   void (*release_all)(int);
   void (*wait_release)();
-  bool (*receive)(bool, long long&, std::string&, bool&);
+  bool (*receive)(bool, std::string&, bool&);
 };
 
 }  // namespace xpusim::sweep::mpi

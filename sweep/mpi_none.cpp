@@ -16,10 +16,10 @@ World init() { unavailable(); }
 void finalize() {}
 void abort_all(int) {}
 void broadcast(std::vector<long long>&) { unavailable(); }
-void send_row(long long, const std::string&) { unavailable(); }
+void send_rows(const std::string&) { unavailable(); }
 void send_done() { unavailable(); }
 void release_all(int) { unavailable(); }
 void wait_release() { unavailable(); }
-bool receive(bool, long long&, std::string&, bool&) { unavailable(); }
+bool receive(bool, std::string&, bool&) { unavailable(); }
 
 }  // namespace xpusim::sweep::mpi

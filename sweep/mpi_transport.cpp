@@ -1,5 +1,5 @@
-// MPI transport of sweep rows (built when CMake finds MPI). A row travels as one message:
-// 8 bytes of point index then the line; an empty-tag message says a rank is done.
+// MPI transport of sweep rows (built when CMake finds MPI). A batch of rows travels as one
+// message of text, "INDEX<TAB>LINE\n" per row; an empty message of its own tag says a rank is done.
 #include "sweep/mpi_transport.hpp"
 
 #include <mpi.h>
@@ -53,11 +53,9 @@ void broadcast(std::vector<long long>& v) {
   if (n > 0) MPI_Bcast(v.data(), int(n), MPI_LONG_LONG, 0, MPI_COMM_WORLD);
 }
 
-void send_row(long long index, const std::string& line) {
-  std::string buf(sizeof index, '\0');
-  std::memcpy(buf.data(), &index, sizeof index);
-  buf += line;
-  MPI_Send(buf.data(), int(buf.size()), MPI_CHAR, 0, kTagRow, MPI_COMM_WORLD);
+void send_rows(const std::string& rows) {
+  if (rows.empty()) return;
+  MPI_Send(rows.data(), int(rows.size()), MPI_CHAR, 0, kTagRow, MPI_COMM_WORLD);
 }
 
 void send_done() { MPI_Send(nullptr, 0, MPI_CHAR, 0, kTagDone, MPI_COMM_WORLD); }
@@ -72,7 +70,7 @@ void wait_release() {
   MPI_Recv(nullptr, 0, MPI_CHAR, 0, kTagRelease, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 }
 
-bool receive(bool block, long long& index, std::string& line, bool& done) {
+bool receive(bool block, std::string& rows, bool& done) {
   MPI_Status st;
   if (block) {
     wait_for(MPI_ANY_SOURCE, MPI_ANY_TAG, &st);
@@ -86,11 +84,7 @@ bool receive(bool block, long long& index, std::string& line, bool& done) {
   std::string buf(static_cast<size_t>(n), '\0');
   MPI_Recv(buf.data(), n, MPI_CHAR, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   done = st.MPI_TAG == kTagDone;
-  if (!done) {
-    if (buf.size() < sizeof index) throw InternalError("sweep: short MPI row message");
-    std::memcpy(&index, buf.data(), sizeof index);
-    line = buf.substr(sizeof index);
-  }
+  if (!done) rows = std::move(buf);
   return true;
 }
 

@@ -14,12 +14,13 @@ World init();                                  // MPI_Init once; UnavailableErro
 void finalize();
 void abort_all(int code);                      // a rank failed: stop every rank
 void broadcast(std::vector<long long>& v);     // rank 0's vector to every rank
-void send_row(long long index, const std::string& line);   // to rank 0
+// To rank 0: finished rows as text, "INDEX<TAB>LINE\n" per row (a rank sends them in batches).
+void send_rows(const std::string& rows);
 void send_done();                              // this rank has sent all its rows
 void release_all(int size);                    // rank 0: every row is in; ranks may finish
 void wait_release();                           // other ranks: wait (sleeping) for release_all
 // Rank 0: receives one message (blocking or not). Returns false when none is waiting
-// (non-blocking only); `done` is true for a send_done message.
-bool receive(bool block, long long& index, std::string& line, bool& done);
+// (non-blocking only); `done` is true for a send_done message, else `rows` holds a batch.
+bool receive(bool block, std::string& rows, bool& done);
 
 }  // namespace xpusim::sweep::mpi

@@ -152,6 +152,45 @@ void write_all(int fd, const std::string& s) {
   }
 }
 
+// Rows a worker (a forked process or an MPI rank) has finished, passed on in batches of
+// "INDEX<TAB>LINE\n" text: one message per ~100 ms or 32 KB rather than per point, since the
+// process that merges competes with the workers for the cores. `batch` false sends each row.
+class RowBatch {
+ public:
+  RowBatch(bool batch, std::function<void(const std::string&)> send)
+      : batch_(batch), send_(std::move(send)), sent_(std::chrono::steady_clock::now()) {}
+  void add(long long point, const std::string& line) {
+    text_ += std::to_string(point) + "\t" + line + "\n";
+    if (!batch_ || text_.size() >= 32768 || std::chrono::steady_clock::now() - sent_ >= kFlushEvery) flush();
+  }
+  void flush() {
+    if (!text_.empty()) send_(text_);
+    text_.clear();
+    sent_ = std::chrono::steady_clock::now();
+  }
+ private:
+  bool batch_;
+  std::function<void(const std::string&)> send_;
+  std::string text_;
+  std::chrono::steady_clock::time_point sent_;
+};
+
+// Feeds each complete "INDEX<TAB>LINE\n" row at the front of `buf` to `row` and removes it; an
+// incomplete last row (a pipe read can end mid-row) stays for the next read. Returns the rows fed.
+long long take_rows(std::string& buf, const std::function<void(long long, std::string)>& row) {
+  long long n = 0;
+  size_t start = 0, nl;
+  while ((nl = buf.find('\n', start)) != std::string::npos) {
+    const size_t tab = buf.find('\t', start);
+    if (tab == std::string::npos || tab > nl) throw InternalError("sweep: a worker's row has no point index");
+    row(std::stoll(buf.substr(start, tab - start)), buf.substr(tab + 1, nl - tab - 1));
+    start = nl + 1;
+    ++n;
+  }
+  buf.erase(0, start);
+  return n;
+}
+
 // --jobs N: N forked workers, each evaluating its share of the points (assign_workers) and sending
 // "INDEX<TAB>LINE\n" through a pipe; this process only merges.
 // Returns whether it was stopped (RunOptions::stop): then the workers were told to stop after
@@ -178,26 +217,18 @@ bool run_forked(const SweepSpec& s, const RowFormat f, const std::vector<Point>&
         if (prev.fd >= 0) ::close(prev.fd);
       int code = 0;
       if (stop) worker_take_stop_signals();
-      // Rows go to the parent in batches (one write(2) per ~100 ms or 32 KB rather than per
-      // point): the parent's reads and wake-ups compete with the workers for the cores.
-      std::string batch;
+      RowBatch batch(batch_rows, [fd = p[1]](const std::string& text) { write_all(fd, text); });
       try {
         Evaluator ev;
-        auto sent = std::chrono::steady_clock::now();
         for (size_t i = 0; i < todo.size(); ++i) {
           if (who[i] != k) continue;
           if (stopped(stop) || g_worker_stop.load()) break;
           PointResult r = ev.evaluate(s, todo[i]);
-          batch += std::to_string(r.point) + "\t" + format_row(s, r, f) + "\n";
-          if (!batch_rows || batch.size() >= 32768 || std::chrono::steady_clock::now() - sent >= kFlushEvery) {
-            write_all(p[1], batch);
-            batch.clear();
-            sent = std::chrono::steady_clock::now();
-          }
+          batch.add(r.point, format_row(s, r, f));
         }
-        write_all(p[1], batch);
+        batch.flush();
       } catch (const std::exception& e) {
-        write_all(p[1], batch);  // the rows finished before the failure are kept
+        batch.flush();  // the rows finished before the failure are kept
         std::fprintf(stderr, "sweep worker %d: %s\n", k, e.what());
         code = 1;
       }
@@ -247,15 +278,10 @@ bool run_forked(const SweepSpec& s, const RowFormat f, const std::vector<Point>&
         continue;
       }
       wk.buf.append(chunk.data(), static_cast<size_t>(n));
-      size_t nl;
-      while ((nl = wk.buf.find('\n')) != std::string::npos) {
-        std::string msg = wk.buf.substr(0, nl);
-        wk.buf.erase(0, nl + 1);
-        size_t tab = msg.find('\t');
-        w.add(std::stoll(msg.substr(0, tab)), msg.substr(tab + 1));
-        ++wk.got;
+      wk.got += take_rows(wk.buf, [&](long long point, std::string line) {
+        w.add(point, std::move(line));
         bar.update(++received);
-      }
+      });
     }
   }
   std::string failed;
@@ -362,7 +388,14 @@ RunStats run_sweep(const SweepSpec& s, const RunOptions& o) {
   auto t0 = std::chrono::steady_clock::now();
   RunStats st;
   mpi::World world;
-  if (o.mpi) world = mpi::init();
+  if (o.mpi) {
+    // Like starting the processes, wiring MPI's ranks is launcher start-up (~0.3 s here with
+    // Open MPI, mostly waiting): it is reported apart, so that points/s measures the sweep.
+    world = mpi::init();
+    const auto t1 = std::chrono::steady_clock::now();
+    st.mpi_startup_seconds = std::chrono::duration<double>(t1 - t0).count();
+    t0 = t1;
+  }
   st.root = world.rank == 0;
   st.processes = o.mpi ? world.size : o.jobs;
   const std::vector<Point> points = make_points(s);
@@ -421,26 +454,28 @@ RunStats run_sweep(const SweepSpec& s, const RunOptions& o) {
     const std::vector<int> who = assign_workers(s, todo, world.size);
     try {
       if (!st.root) {
+        RowBatch batch(true, mpi::send_rows);
         for (size_t i = 0; i < todo.size(); ++i) {
           if (who[i] != world.rank) continue;
           PointResult r = ev.evaluate(s, todo[i]);
-          mpi::send_row(r.point, format_row(s, r, o.format));
+          batch.add(r.point, format_row(s, r, o.format));
         }
+        batch.flush();
         mpi::send_done();
         mpi::wait_release();  // MPI_Finalize would spin; wait asleep until rank 0 is done
       } else {
         long long received = 0;
         int running = world.size - 1;
-        long long idx = 0;
-        std::string line;
+        std::string rows;
         bool done = false;
         auto take = [&](bool block) {
-          while (running > 0 && mpi::receive(block, idx, line, done)) {
+          while (running > 0 && mpi::receive(block, rows, done)) {
             if (done) --running;
-            else {
-              w.add(idx, line);
-              bar.update(++received);
-            }
+            else
+              take_rows(rows, [&](long long point, std::string line) {
+                w.add(point, std::move(line));
+                bar.update(++received);
+              });
             if (block) break;
           }
         };

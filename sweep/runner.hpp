@@ -36,7 +36,8 @@ struct RunStats {
   bool root = true;          // false on MPI ranks other than 0 (they write nothing)
   long long points = 0, resumed = 0, computed = 0;
   int processes = 1;
-  double seconds = 0;
+  double seconds = 0;          // the sweep itself: points, resume, evaluation, merging
+  double mpi_startup_seconds = 0;  // MPI_Init (wiring the ranks), before `seconds` starts
   bool interrupted = false;  // stopped by RunOptions::stop; `written` of `computed` rows are in the file
   long long written = 0;     // rows this run wrote
 };
