@@ -34,12 +34,19 @@ check() {  # check JOBS STOP1 STOP2
     "$dir/partial.json" || { echo "jobs $jobs: partial summary:"; cat "$dir/partial.json"; fail=1; }
   XPUSIM_TEST_INTERRUPT_AFTER=$b "$bin" sweep "$sweep" -o "$part" --jobs "$jobs" --resume >/dev/null 2>"$dir/err"
   rc=$?
-  [[ $rc == 130 ]] || { echo "jobs $jobs: second run exit $rc, expected 130"; cat "$dir/err"; fail=1; }
   kept2=$(($(wc -l <"$part") - 1))
-  if [[ $jobs == 1 ]]; then [[ $kept2 == $((a + b)) ]]; else [[ $kept2 -ge $((kept + b)) ]]; fi ||
-    { echo "jobs $jobs: second stop after $b more rows, file has $kept2 rows"; fail=1; }
-  grep -q "stopped after $kept2 of $total points ($kept resumed)" "$dir/err" ||
-    { echo "jobs $jobs: second message:"; cat "$dir/err"; fail=1; }
+  # With workers, a stop that reaches them after they finished every remaining point ends a
+  # complete run (exit 0, like the SIGTERM case below); interrupt.yaml is large enough that
+  # this does not happen on the machines seen so far, and it is reported when it does.
+  if [[ $jobs != 1 && $rc == 0 && $kept2 == "$total" ]]; then
+    echo "jobs $jobs: note: the workers finished all points before the second stop reached them"
+  else
+    [[ $rc == 130 ]] || { echo "jobs $jobs: second run exit $rc, expected 130"; cat "$dir/err"; fail=1; }
+    if [[ $jobs == 1 ]]; then [[ $kept2 == $((a + b)) ]]; else [[ $kept2 -ge $((kept + b)) ]]; fi ||
+      { echo "jobs $jobs: second stop after $b more rows, file has $kept2 rows"; fail=1; }
+    grep -q "stopped after $kept2 of $total points ($kept resumed)" "$dir/err" ||
+      { echo "jobs $jobs: second message:"; cat "$dir/err"; fail=1; }
+  fi
   "$bin" sweep "$sweep" -o "$part" --jobs "$jobs" --resume --summary json >"$dir/resumed.json" 2>"$dir/err" ||
     { echo "jobs $jobs: resumed run failed"; cat "$dir/err"; fail=1; }
   cmp -s "$dir/full.csv" "$part" || { echo "jobs $jobs: resumed row file differs"; diff "$dir/full.csv" "$part" | head; fail=1; }
