@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "common/checked_io.hpp"
+#include "yaml-cpp/eventhandler.h"
+#include "yaml-cpp/parser.h"
 
 namespace xpusim {
 
@@ -59,6 +61,68 @@ void check_mapping_keys(const YAML::Node& n, const std::string& path, int depth)
   }
 }
 
+// Records the first content (anything but an empty document) of the documents after the first.
+class SecondDocumentFinder : public YAML::EventHandler {
+ public:
+  int documents = 0;
+  int content_line = 0;  // 1-based line of the first content in a later document; 0: none
+  void OnDocumentStart(const YAML::Mark&) override { ++documents; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { note(m); }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t, const std::string&) override { note(m); }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    note(m);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    note(m);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void note(const YAML::Mark& m) {
+    if (documents > 1 && content_line == 0) content_line = m.line + 1;
+  }
+};
+
+// The line of a second document with content, or 0. yaml-cpp's LoadAll loops for ever (and
+// grows without bound) on a stray flow token such as a lone ',' (found by the YAML fuzzers):
+// its parser reports one more empty document per call without consuming the token. Every
+// document after the first begins with a '---' or follows a '...' marker at a line start, so
+// the documents are read at most (markers + 1) times.
+int line_of_second_document(const std::string& text) {
+  size_t markers = 0;
+  size_t at = 0;
+  while (at < text.size()) {
+    if (text.compare(at, 3, "---") == 0 || text.compare(at, 3, "...") == 0) ++markers;
+    const size_t eol = text.find('\n', at);
+    if (eol == std::string::npos) break;
+    at = eol + 1;
+  }
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  SecondDocumentFinder finder;
+  for (size_t calls = 0; calls <= markers; ++calls) {
+    if (!parser.HandleNextDocument(finder)) return 0;
+    if (finder.content_line > 0) return finder.content_line;
+  }
+  // More documents than markers allow: the parser is stuck on a token it does not consume.
+  if (parser.HandleNextDocument(finder)) {
+    // yaml-cpp gives no position here: name the first line that starts with a ',' if any.
+    YAML::Mark at = YAML::Mark::null_mark();
+    std::istringstream lines(text);
+    std::string l;
+    for (int n = 0; std::getline(lines, l); ++n)
+      if (size_t c = l.find_first_not_of(" \t"); c != std::string::npos && l[c] == ',') {
+        at.line = n;
+        break;
+      }
+    throw YAML::ParserException(at, "a token outside any [list] or {mapping} (a stray ',')");
+  }
+  return 0;
+}
+
 }  // namespace
 
 YAML::Node parse_yaml_text(const std::string& text, const std::string& path) {
@@ -72,14 +136,14 @@ YAML::Node parse_yaml_text(const std::string& text, const std::string& path) {
   try {
     // YAML::Load reads the first document only: a file with a second one ('---' then more
     // keys) silently lost it, like a duplicate key would. An empty trailing document is fine.
-    std::vector<YAML::Node> docs = YAML::LoadAll(text);
-    for (size_t i = 1; i < docs.size(); ++i)
-      if (!docs[i].IsNull())
-        throw UserError(yaml_location(path, docs[i]) + ": a second YAML document (after '---'): a spec file holds one");
-    if (!docs.empty()) root = docs.front();
+    root = YAML::Load(text);
+    if (int line = line_of_second_document(text); line > 0)
+      throw UserError(path + ":" + std::to_string(line) + ": a second YAML document (after '---'): a spec file holds one");
   } catch (const YAML::Exception& e) {
     std::ostringstream os;
-    os << path << ":" << e.mark.line + 1 << ": YAML syntax error: " << e.msg;
+    os << path;
+    if (e.mark.line >= 0) os << ":" << e.mark.line + 1;
+    os << ": YAML syntax error: " << e.msg;
     throw UserError(os.str());
   }
   check_mapping_keys(root, path, 0);

@@ -61,6 +61,17 @@ TEST_CASE("YAML: a second document is an error naming its line", "[reliability][
   CHECK(parse_yaml_text("", "f.yaml").IsNull());
 }
 
+// yaml-cpp's LoadAll never returns on a stray flow token (a lone ','): its parser reports an
+// empty document per call without consuming the token. Found by all four YAML fuzzers in CI
+// the day the second-document check used LoadAll; the scan is now bounded by the '---'/'...'
+// markers. A hang would show as this test's timeout.
+TEST_CASE("YAML: a lone flow token is read once, not for ever", "[reliability][spec]") {
+  CHECK_THROWS_WITH(parse_yaml_text(",", "f.yaml"), "f.yaml:1: YAML syntax error: a token outside any [list] or {mapping} (a stray ',')");
+  CHECK_THROWS_WITH(parse_yaml_text("a: 1\n,\n", "f.yaml"), Catch::StartsWith("f.yaml:2: YAML syntax error"));
+  CHECK_THROWS_WITH(parse_yaml_text("a: 1\n---\n,\n---\nb: 2\n", "f.yaml"), Catch::StartsWith("f.yaml:3: YAML syntax error"));
+  CHECK(parse_yaml_text("a: [1, 2]\n", "f.yaml")["a"].size() == 2);  // commas inside a flow list
+}
+
 TEST_CASE("YAML: invalid UTF-8 is an error with file:line", "[reliability][spec]") {
   CHECK_THROWS_WITH(parse_yaml_text("a: 1\nb: \xFF\n", "f.yaml"), Catch::StartsWith("f.yaml:2: not valid UTF-8"));
 }
