@@ -71,6 +71,9 @@ int OpGraph::add_tensor(std::string name, TensorDesc desc, TensorRole role) {
 }
 
 int OpGraph::add_op(OpNode op) {
+  if (num_ops() >= kMaxGraphOps)
+    throw GraphTooLarge("the graph has more than " + std::to_string(kMaxGraphOps) +
+                        " ops (xpusim's limit; the largest zoo training step has under 2,000)");
   auto v = boost::add_vertex(op, g_);
   int idx = static_cast<int>(v);
   for (int t : op.inputs) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/error.hpp"
 #include "models/dtype.hpp"
 #include "models/op_kinds.hpp"
 #include "models/task.hpp"
@@ -131,6 +132,18 @@ struct EdgeData {
 
 using BoostOpGraph =
     boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, OpNode, EdgeData>;
+
+// An op graph holds at most this many ops, training step included. The largest zoo graph
+// (ResNet-152's training step) has 1,653, a 96-layer Transformer a few thousand; a model file
+// asking for far more (the fuzzer found `blocks: [4, 4, 8651]`, 277,131 ops, 1.6 s and 400 MB
+// to build, 10+ s under ASan) is a mistake, and one with `layers: 2000000000` would never finish.
+inline constexpr int kMaxGraphOps = 100000;
+
+// Thrown by add_op past kMaxGraphOps; build_graph names the model file.
+class GraphTooLarge : public UserError {
+ public:
+  using UserError::UserError;
+};
 
 class OpGraph {
  public:

@@ -81,16 +81,20 @@ OpGraph build_graph(const ModelSpec& spec, const GraphOptions& o) {
   g.model_name = spec.name;
   ModelBuilder b(g, o.batch, o.precision);
   try {
-    spec.build(b, spec);
-  } catch (const InternalError& e) {
-    // A family's shape checks fire on parameters from the model file (an input too small
-    // for the strides, widths that do not divide): the file's error, not a bug.
-    throw UserError(spec.file + ": params: the model's layers do not fit its input: " + e.what());
+    try {
+      spec.build(b, spec);
+    } catch (const InternalError& e) {
+      // A family's shape checks fire on parameters from the model file (an input too small
+      // for the strides, widths that do not divide): the file's error, not a bug.
+      throw UserError(spec.file + ": params: the model's layers do not fit its input: " + e.what());
+    }
+    if (o.task == Task::inference)
+      g = lower_to_inference(g);
+    else if (o.training)
+      lower_to_training_step(g, o.training_options);
+  } catch (const GraphTooLarge& e) {
+    throw UserError(spec.file + ": params: " + e.what());
   }
-  if (o.task == Task::inference)
-    g = lower_to_inference(g);
-  else if (o.training)
-    lower_to_training_step(g, o.training_options);
   count_all_work(g);
   return g;
 }

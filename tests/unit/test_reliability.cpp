@@ -120,6 +120,26 @@ TEST_CASE("a sequential model whose layers cannot fit names the layer's line", "
   std::filesystem::remove(path);
 }
 
+// Found by the model_yaml fuzzer: `blocks: [4, 4, 8651]` built a 277,131-op training step
+// (1.6 s, 400 MB; over 10 s under ASan), and `layers: 2000000000` would never finish. Both stop
+// at kMaxGraphOps with the file named, fast.
+TEST_CASE("model files: a graph past the op limit is an error naming the file", "[reliability][zoo]") {
+  std::string deep = write_tmp("deep_resnet.yaml",
+                               "name: deep\nfamily: resnet\nclasses: 10\ndataset: cifar10\ninput: [3, 32, 32]\n"
+                               "params:\n  blocks: [4, 4, 8651]\n  cifar_stem: true\n");
+  GraphOptions o;
+  o.batch = 2;
+  CHECK_THROWS_WITH(build_graph(load_model_spec(deep), o),
+                    deep + ": params: the graph has more than 100000 ops (xpusim's limit; the largest zoo training "
+                           "step has under 2,000)");
+  std::string ok = write_tmp("deep_ok.yaml",
+                             "name: deep_ok\nfamily: resnet\nclasses: 10\ndataset: cifar10\ninput: [3, 32, 32]\n"
+                             "params:\n  blocks: [200, 200, 200]\n  bottleneck: false\n  cifar_stem: true\n");
+  CHECK(build_graph(load_model_spec(ok), o).num_ops() > 10000);  // ResNet-1202 (He et al. 2016) still builds
+  std::filesystem::remove(deep);
+  std::filesystem::remove(ok);
+}
+
 TEST_CASE("model files: negative blocks and oversized layers are rejected", "[reliability][zoo]") {
   std::string neg = write_tmp("neg_blocks.yaml",
                               "name: neg\nfamily: resnet\nclasses: 10\ndataset: cifar10\ninput: [3, 32, 32]\n"
