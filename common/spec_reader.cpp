@@ -95,7 +95,8 @@ int line_of_second_document(const std::string& text) {
   size_t markers = 0;
   size_t at = 0;
   while (at < text.size()) {
-    if (text.compare(at, 3, "---") == 0 || text.compare(at, 3, "...") == 0) ++markers;
+    const auto three = [&](char c) { return at + 3 <= text.size() && text[at] == c && text[at + 1] == c && text[at + 2] == c; };
+    if (three('-') || three('.')) ++markers;
     const size_t eol = text.find('\n', at);
     if (eol == std::string::npos) break;
     at = eol + 1;

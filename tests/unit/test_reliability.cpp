@@ -121,7 +121,7 @@ TEST_CASE("a sequential model whose layers cannot fit names the layer's line", "
 }
 
 // Found by the model_yaml fuzzer: `blocks: [4, 4, 8651]` built a 277,131-op training step
-// (1.6 s, 400 MB; over 10 s under ASan), and `layers: 2000000000` would never finish. Both stop
+// (1.6 s, 400 MB; over 10 s under ASan), and `layers: 2000000000` would never finish. All stop
 // at kMaxGraphOps with the file named, fast.
 TEST_CASE("model files: a graph past the op limit is an error naming the file", "[reliability][zoo]") {
   std::string deep = write_tmp("deep_resnet.yaml",
@@ -130,7 +130,7 @@ TEST_CASE("model files: a graph past the op limit is an error naming the file", 
   GraphOptions o;
   o.batch = 2;
   CHECK_THROWS_WITH(build_graph(load_model_spec(deep), o),
-                    deep + ": params: the graph has more than 100000 ops (xpusim's limit; the largest zoo training "
+                    deep + ": params: the graph has more than 50000 ops (xpusim's limit; the largest zoo training "
                            "step has under 2,000)");
   std::string ok = write_tmp("deep_ok.yaml",
                              "name: deep_ok\nfamily: resnet\nclasses: 10\ndataset: cifar10\ninput: [3, 32, 32]\n"
