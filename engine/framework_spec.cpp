@@ -96,6 +96,18 @@ FrameworkSpec parse_framework_spec(const YAML::Node& root, const std::string& pa
   if (fields) *fields = r.docs();
   return f;
 }
+
+// The profile files of the config directory, sorted (a stable order for messages).
+std::vector<std::string> profile_files() {
+  const fs::path dir = fs::path(config_dir()) / "frameworks";
+  std::vector<std::string> files;
+  std::error_code ec;
+  if (fs::is_directory(dir, ec))
+    for (const auto& e : fs::directory_iterator(dir))
+      if (e.path().extension() == ".yaml") files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
 }  // namespace
 
 std::string find_framework_file(const std::string& name, const std::string& engine) {
@@ -105,15 +117,8 @@ std::string find_framework_file(const std::string& name, const std::string& engi
     if (!fs::exists(name, ec)) throw FieldError("framework", "no such profile file '" + name + "'");
     return name;
   }
-  const fs::path dir = fs::path(config_dir()) / "frameworks";
-  std::vector<std::string> files;
-  std::error_code ec;
-  if (fs::is_directory(dir, ec))
-    for (const auto& e : fs::directory_iterator(dir))
-      if (e.path().extension() == ".yaml") files.push_back(e.path().string());
-  std::sort(files.begin(), files.end());
   std::string known;
-  for (const auto& f : files) {
+  for (const auto& f : profile_files()) {
     FrameworkSpec s = load_framework_spec(f);
     const bool named = s.name == name || std::find(s.names.begin(), s.names.end(), name) != s.names.end();
     const bool on_engine = std::find(s.engines.begin(), s.engines.end(), engine) != s.engines.end();
@@ -129,15 +134,8 @@ void check_framework_name(const std::string& name) {
     load_framework_spec(find_framework_file(name, ""));  // a path: must exist and be a profile
     return;
   }
-  const fs::path dir = fs::path(config_dir()) / "frameworks";
-  std::vector<std::string> files;
-  std::error_code ec;
-  if (fs::is_directory(dir, ec))
-    for (const auto& e : fs::directory_iterator(dir))
-      if (e.path().extension() == ".yaml") files.push_back(e.path().string());
-  std::sort(files.begin(), files.end());
   std::string known;
-  for (const auto& f : files) {
+  for (const auto& f : profile_files()) {
     FrameworkSpec s = load_framework_spec(f);
     if (s.name == name || std::find(s.names.begin(), s.names.end(), name) != s.names.end()) return;
     known += (known.empty() ? "" : ", ") + s.name;

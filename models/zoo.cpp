@@ -88,6 +88,12 @@ OpGraph build_graph(const ModelSpec& spec, const GraphOptions& o) {
       // for the strides, widths that do not divide): the file's error, not a bug.
       throw UserError(spec.file + ": params: the model's layers do not fit its input: " + e.what());
     }
+    // A training step has about three times the forward ops (backward, updates): refuse
+    // before lowering what would pass the limit, instead of building two thirds of it first.
+    if (o.task != Task::inference && o.training && g.num_ops() > kMaxGraphOps / 3)
+      throw GraphTooLarge("the forward graph has " + std::to_string(g.num_ops()) + " ops, over a third of " +
+                          std::to_string(kMaxGraphOps) + " (xpusim's limit for a training step, about three times " +
+                          "the forward ops; the largest zoo training step has under 2,000)");
     if (o.task == Task::inference)
       g = lower_to_inference(g);
     else if (o.training)

@@ -134,16 +134,12 @@ void backward_impl(const BnShape& sh, float eps, const float* __restrict dy, con
         }
       }
     }
-    // dx = gamma istd (g - sum(g)/M - xhat sum(g xhat)/M), xhat = (x - mean) istd.
     float k1[B], k2[B], k3[B];
     for (int j = 0; j < B; ++j) {
       const int64_t c = gi * B + j;
-      const double istd = 1.0 / std::sqrt(static_cast<double>(var[c]) + eps);
-      dbeta[c] = static_cast<float>(sg[j]);
-      dgamma[c] = static_cast<float>(sgx[j] * istd);
-      k1[j] = static_cast<float>(gamma[c] * istd);
-      k2[j] = static_cast<float>(-gamma[c] * istd * istd * istd * sgx[j] / m);
-      k3[j] = static_cast<float>(-gamma[c] * istd * sg[j] / m);
+      const BnBackwardTerms t = bn_backward_terms(sg[j], sgx[j], gamma[c], var[c], eps, m);
+      k1[j] = t.k1, k2[j] = t.k2, k3[j] = t.k3;
+      dgamma[c] = t.dgamma, dbeta[c] = t.dbeta;
     }
     for (int64_t n = 0; n < sh.n; ++n) {
       const int64_t base = n * stride_n + gi * slab;

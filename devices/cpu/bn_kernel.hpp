@@ -10,6 +10,7 @@
 // the end of the parallel loop, and channels are handed out dynamically so that a running
 // thread takes the work of a preempted one.
 #pragma once
+#include <cmath>
 #include <cstdint>
 
 namespace xpusim::cpu {
@@ -32,5 +33,18 @@ void bn_forward(const BnShape& sh, float eps, const float* x, const float* gamma
 // fused), whose sign masks dy. Writes dx, dgamma, dbeta.
 void bn_backward(const BnShape& sh, float eps, const float* dy, const float* relu_y, const float* x,
                  const float* gamma, const float* mean, const float* var, float* dx, float* dgamma, float* dbeta);
+
+// The per-channel backward terms shared by the fp32 and bf16 kernels, from sg = sum(g) and
+// sgx = sum(g (x - mean)) over the channel's m elements: dx = k1 g + k2 (x - mean) + k3
+// (dx = gamma istd (g - sum(g)/m - xhat sum(g xhat)/m), xhat = (x - mean) istd).
+struct BnBackwardTerms {
+  float k1, k2, k3;
+  float dgamma, dbeta;
+};
+inline BnBackwardTerms bn_backward_terms(double sg, double sgx, float gamma, float var, float eps, double m) {
+  const double istd = 1.0 / std::sqrt(static_cast<double>(var) + eps);
+  return {static_cast<float>(gamma * istd), static_cast<float>(-gamma * istd * istd * istd * sgx / m),
+          static_cast<float>(-gamma * istd * sg / m), static_cast<float>(sgx * istd), static_cast<float>(sg)};
+}
 
 }  // namespace xpusim::cpu

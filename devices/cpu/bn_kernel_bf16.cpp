@@ -7,16 +7,7 @@
 #include <immintrin.h>
 
 #include "common/error.hpp"
-
-// GCC 12 warns on its own _mm512_undefined_*() self-initialisation inside the intrinsics
-// (GCC bug 105593, fixed in 13); nothing in this file reads uninitialised data.
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
-// The kernels are compiled for AVX-512 + BF16 through a function attribute (the rest of
-// the project targets the x86-64 baseline) and only called after bn_bf16_kernel_available().
-#define XPUSIM_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
+#include "devices/cpu/avx512_bf16_target.hpp"
 
 namespace xpusim::cpu {
 
@@ -146,16 +137,12 @@ XPUSIM_BF16_TARGET void backward_group(const BnShape& sh, float eps, int64_t gi,
     add_to(sg, _mm512_add_ps(a0, a1));
     add_to(sgx, _mm512_add_ps(c0, c1));
   }
-  // dx = gamma istd (g - sum(g)/M - xhat sum(g xhat)/M), xhat = (x - mean) istd.
   float k1[B], k2[B], k3[B];
   for (int j = 0; j < B; ++j) {
     const int64_t c = gi * B + j;
-    const double istd = 1.0 / std::sqrt(static_cast<double>(var[c]) + eps);
-    dbeta[c] = static_cast<float>(sg[j]);
-    dgamma[c] = static_cast<float>(sgx[j] * istd);
-    k1[j] = static_cast<float>(gamma[c] * istd);
-    k2[j] = static_cast<float>(-gamma[c] * istd * istd * istd * sgx[j] / m);
-    k3[j] = static_cast<float>(-gamma[c] * istd * sg[j] / m);
+    const BnBackwardTerms t = bn_backward_terms(sg[j], sgx[j], gamma[c], var[c], eps, m);
+    k1[j] = t.k1, k2[j] = t.k2, k3[j] = t.k3;
+    dgamma[c] = t.dgamma, dbeta[c] = t.dbeta;
   }
   const __m512 K1 = _mm512_loadu_ps(k1), K2 = _mm512_loadu_ps(k2), K3 = _mm512_loadu_ps(k3);
   for (int64_t n = 0; n < sh.n; ++n) {

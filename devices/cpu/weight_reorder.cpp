@@ -5,15 +5,8 @@
 
 #include <immintrin.h>
 
+#include "devices/cpu/avx512_bf16_target.hpp"
 #include "devices/cpu/bn_kernel_bf16.hpp"
-
-// GCC 12 warns on its own _mm512_undefined_*() self-initialisation inside the intrinsics
-// (GCC bug 105593, fixed in 13); nothing in this file reads uninitialised data.
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
-#define XPUSIM_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
 
 namespace xpusim::cpu {
 

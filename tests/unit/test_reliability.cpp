@@ -131,7 +131,14 @@ TEST_CASE("model files: a graph past the op limit is an error naming the file", 
   o.batch = 2;
   CHECK_THROWS_WITH(build_graph(load_model_spec(deep), o),
                     deep + ": params: the graph has more than 50000 ops (xpusim's limit; the largest zoo training "
-                           "step has under 2,000)");
+                           "step has under 2,000)");  // the forward graph alone passes it
+  std::string third = write_tmp("third_resnet.yaml",
+                                "name: third\nfamily: resnet\nclasses: 10\ndataset: cifar10\ninput: [3, 32, 32]\n"
+                                "params:\n  blocks: [4, 4, 2000]\n  cifar_stem: true\n");
+  CHECK_THROWS_WITH(build_graph(load_model_spec(third), o),
+                    Catch::StartsWith(third + ": params: the forward graph has ") &&
+                        Catch::Contains("ops, over a third of 50000"));  // refused before the training lowering
+  std::filesystem::remove(third);
   std::string ok = write_tmp("deep_ok.yaml",
                              "name: deep_ok\nfamily: resnet\nclasses: 10\ndataset: cifar10\ninput: [3, 32, 32]\n"
                              "params:\n  blocks: [200, 200, 200]\n  bottleneck: false\n  cifar_stem: true\n");
