@@ -75,6 +75,10 @@ double epochs_to_target(const ConvergenceCurve& c, double accuracy, int64_t glob
 }
 
 std::vector<AccuracyPoint> read_train_log(const std::string& path) {
+  // A log is a file `xpusim train` wrote: a directory or a device (/dev/zero) is not one,
+  // and reading a line from the latter would never end.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) throw UserError(path + ": training log not found or not a regular file");
   std::ifstream in(path);
   if (!in) throw UserError(path + ": cannot open training log");
   std::string line;
@@ -110,6 +114,12 @@ std::vector<AccuracyPoint> read_train_log(const std::string& path) {
     } catch (const std::exception&) {
       throw UserError(path + ":" + std::to_string(lineno) + ": epoch/test_accuracy: expected numbers");
     }
+    // stod takes "nan", "inf" and negatives: none is an epoch or an accuracy.
+    if (!std::isfinite(p.epoch) || p.epoch < 0)
+      throw UserError(path + ":" + std::to_string(lineno) + ": epoch: must be a finite number >= 0, got '" + cols[col_epoch] + "'");
+    if (!std::isfinite(p.accuracy) || p.accuracy < 0 || p.accuracy > 100)
+      throw UserError(path + ":" + std::to_string(lineno) +
+                      ": test_accuracy: must be a fraction in [0, 1] or a percentage in (1, 100], got '" + cols[col_acc] + "'");
     if (p.accuracy > 1.0) p.accuracy /= 100.0;  // percent
     if (!out.empty() && p.epoch <= out.back().epoch)
       throw UserError(path + ":" + std::to_string(lineno) + ": epoch: must increase");

@@ -20,7 +20,10 @@ std::vector<std::string> strings(SpecReader& r, const std::string& key, const st
   YAML::Node n = r.child(key, desc);
   if (!n || n.IsNull()) return out;  // child() returns a null node for a missing key
   if (!n.IsSequence()) r.fail(key, "expected a list of names");
-  for (const auto& e : n) out.push_back(e.as<std::string>());
+  for (const auto& e : n) {
+    if (!e.IsScalar() || e.Scalar().empty()) r.fail(key, "expected a list of names");
+    out.push_back(e.Scalar());
+  }
   return out;
 }
 }  // namespace

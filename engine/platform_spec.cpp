@@ -75,9 +75,7 @@ SystemSpec find_system(const std::string& name_or_path, const std::string& field
   return load_system_spec(find_config_file("systems", name_or_path, field, "system"));
 }
 
-namespace {
-
-std::map<std::string, DatasetSpec> parse_datasets(const std::string& path) {
+std::map<std::string, DatasetSpec> load_datasets_file(const std::string& path) {
   YAML::Node root = load_config_yaml(path);
   if (!root.IsMap()) throw UserError(path + ": expected a mapping of dataset name -> fields");
   std::map<std::string, DatasetSpec> out;
@@ -89,18 +87,18 @@ std::map<std::string, DatasetSpec> parse_datasets(const std::string& path) {
     d.description = r.text("description", std::string(""), "one line");
     d.train_examples = r.integer("train_examples", std::nullopt, "samples", "training-set size (one epoch)",
                                  [](long long v) { return v > 0 ? "" : "must be > 0"; });
-    d.test_examples = r.integer("test_examples", 0, "samples", "evaluation-set size");
+    d.test_examples = r.integer("test_examples", 0, "samples", "evaluation-set size",
+                                [](long long v) { return v >= 0 ? "" : "must be >= 0"; });
     d.host_preprocess_ms = r.number("host_preprocess_ms", 0.0, "ms", "decode + augmentation per sample on one reference core",
                                     non_negative);
-    d.stored_bytes_per_example = r.integer("stored_bytes_per_example", 0, "bytes", "size of one sample on disk");
+    d.stored_bytes_per_example = r.integer("stored_bytes_per_example", 0, "bytes", "size of one sample on disk",
+                                           [](long long v) { return v >= 0 ? "" : "must be >= 0"; });
     d.source = r.text("source", std::string(""), "where the numbers come from");
     r.finish();
     out[name] = d;
   }
   return out;
 }
-
-}  // namespace
 
 // Parsed once per version of the file (path, size, modification time, as load_config_yaml's
 // cache): a study looks a dataset up per target and the study fuzzer per input, and parsing
@@ -117,7 +115,7 @@ std::map<std::string, DatasetSpec> load_datasets() {
   const auto size = ec ? 0 : fs::file_size(path, ec);
   std::lock_guard<std::mutex> lock(mu);
   if (!ec && path == memo_path && mtime == memo_mtime && size == memo_size) return memo;
-  std::map<std::string, DatasetSpec> out = parse_datasets(path);  // errors are not memoised
+  std::map<std::string, DatasetSpec> out = load_datasets_file(path);  // errors are not memoised
   if (!ec) {
     memo_path = path;
     memo_mtime = mtime;

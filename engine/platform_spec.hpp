@@ -59,6 +59,8 @@ struct DatasetSpec {
 
 // configs/datasets.yaml: a mapping name -> dataset.
 std::map<std::string, DatasetSpec> load_datasets();
+// The same format from any file, uncached by version (tests, the datasets_yaml fuzzer).
+std::map<std::string, DatasetSpec> load_datasets_file(const std::string& path);
 DatasetSpec find_dataset(const std::string& name, const std::string& field = "dataset");
 
 }  // namespace xpusim

@@ -97,28 +97,7 @@ std::shared_ptr<const FrameworkSpec> cached_framework(const std::string& name, c
   return c.frameworks.emplace(key, f).first->second;
 }
 
-// The checks of a request that do not depend on its engine (one place, not one per caller).
-void check_request_fields(const PredictRequest& r) {
-  if (r.batch_per_device <= 0) throw FieldError("batch", "must be > 0, got " + std::to_string(r.batch_per_device));
-  if (r.placement.count <= 0) throw FieldError("count", "must be > 0, got " + std::to_string(r.placement.count));
-  if (r.steps <= 0) throw FieldError("steps", "must be > 0, got " + std::to_string(r.steps));
-  if (r.warmup < 0) throw FieldError("warmup", "must be >= 0, got " + std::to_string(r.warmup));
-  if (r.threads < 0) throw FieldError("threads", "must be >= 0, got " + std::to_string(r.threads));
-}
-
 }  // namespace
-
-std::string device_yaml_path(const std::string& device) {
-  return find_config_file("devices", device, "device", "device");
-}
-
-std::string engine_for_device(const std::string& device) {
-  std::string path = device_yaml_path(device);
-  YAML::Node n = load_config_yaml(path);
-  if (!n.IsMap() || !n["engine"] || !n["engine"].IsScalar())
-    throw UserError(yaml_location(path, n) + ": engine: required field is missing (analytical or tpu_systemc)");
-  return n["engine"].Scalar();
-}
 
 Engine& cached_engine(const std::string& name) {
   static std::map<std::string, std::unique_ptr<Engine>> cache;

@@ -30,6 +30,13 @@ struct PredictRequest {
   bool progress = false;
 };
 
+// The checks of a request that do not depend on its engine: batch, count, steps, warmup,
+// threads (FieldError naming the field). predict() and check_request() run them first.
+void check_request_fields(const PredictRequest& r);
+// Those, the precision, the model and the device's engine name: what check_request() checks
+// short of resolving the placement on the engine (request_checks.cpp, which needs no engine).
+void check_request_specs(const PredictRequest& r);
+
 // The engine named by a device YAML (`engine:` key). FieldError("device") if unknown.
 std::string engine_for_device(const std::string& device_name_or_path);
 std::string device_yaml_path(const std::string& device_name_or_path);  // FieldError("device")

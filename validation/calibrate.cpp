@@ -45,7 +45,6 @@ std::vector<FitParam> with_values(std::vector<FitParam> p, const std::vector<dou
 }
 
 
-
 // Mean squared log error; infinite when any row cannot be predicted with these values
 // (e.g. the device spec rejects an efficiency above 1).
 double mean_sq_log_error(const ValidationResult& r) {
@@ -295,39 +294,6 @@ std::string overlay_yaml(const FitResult& fit, const std::string& reference_name
   for (const auto& x : fit.after.rows)
     if (!x.used) y << "  - " << yaml_quote("line " + std::to_string(x.row.line) + ": " + x.reason) << "\n";
   return y.str();
-}
-
-CalibrationOverlay load_calibration_overlay(const std::string& path) {
-  YAML::Node root = load_yaml_file(path);
-  SpecReader r(root, path);
-  CalibrationOverlay o;
-  o.device = r.text("device", std::nullopt, "device the constants were fitted for");
-  YAML::Node fitted = r.child("fitted", "fitted constant -> value", true);
-  if (!fitted.IsMap() || fitted.size() == 0) r.fail("fitted", "expected a mapping of constant -> value");
-  SpecReader f(fitted, path, "fitted");
-  std::vector<std::string> keys;
-  for (const auto& kv : fitted) keys.push_back(kv.first.as<std::string>());
-  for (const auto& k : keys) {
-    double v = f.number(k, std::nullopt, "", "fitted value", [](double d) { return d > 0 ? "" : "must be > 0"; });
-    o.overrides.push_back(k + "=" + num17(v));
-  }
-  f.finish();
-  // The rest documents the fit; declared so that typos in hand-edited overlays still fail.
-  r.text("reference", std::string(""), "reference CSV the fit used");
-  r.text("method", std::string(""), "fitting method");
-  r.text("objective", std::string(""), "fitted objective");
-  r.child("initial", "values before the fit");
-  for (const char* k : {"rms_log_error_before", "rms_log_error_after", "mape_pct_before", "mape_pct_after"})
-    if (r.has(k) && r.node()[k].IsNull())
-      r.child(k, "fit quality");
-    else
-      r.number(k, 0.0, "", "fit quality");
-  r.integer("evaluations", 0, "", "objective evaluations");
-  r.flag("converged", false, "whether Nelder-Mead converged");
-  r.child("rows_used", "rows of the fit");
-  r.child("rows_skipped", "rows that could not be predicted");
-  r.finish();
-  return o;
 }
 
 nlohmann::json calibration_json(const FitResult& fit, const std::vector<LeaveOneOut>* loo, HoldOut by) {

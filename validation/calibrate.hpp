@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/output.hpp"
+#include "validation/calibration_overlay.hpp"
 #include "validation/validate.hpp"
 
 namespace xpusim::validation {
@@ -94,13 +95,6 @@ std::vector<std::string> fitted_overrides(const std::vector<FitParam>& params);
 // The YAML overlay: device, fitted values, before/after error and the rows used. No date,
 // so the same inputs give the same bytes.
 std::string overlay_yaml(const FitResult& fit, const std::string& reference_name);
-
-struct CalibrationOverlay {
-  std::string device;
-  std::vector<std::string> overrides;  // KEY=VALUE, ready for Placement.overrides / --set
-};
-// Reads an overlay written by overlay_yaml (UserError "file:line: key: message").
-CalibrationOverlay load_calibration_overlay(const std::string& path);
 
 nlohmann::json calibration_json(const FitResult& fit, const std::vector<LeaveOneOut>* loo, HoldOut by = HoldOut::model);
 void print_calibration(std::ostream& os, const FitResult& fit, const std::vector<LeaveOneOut>* loo, OutputFormat f,

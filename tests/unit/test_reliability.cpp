@@ -10,6 +10,9 @@
 #include "common/error.hpp"
 #include "common/fingerprint.hpp"
 #include "common/spec_reader.hpp"
+#include "costmodel/convergence.hpp"
+#include "engine/framework_spec.hpp"
+#include "engine/platform_spec.hpp"
 #include "models/graph.hpp"
 #include "models/zoo.hpp"
 #include "sim/tpu/scalesim.hpp"
@@ -218,4 +221,34 @@ TEST_CASE("atomic writes keep the old file when writing fails", "[reliability][r
   // A directory where the file should be names the path.
   CHECK_THROWS_WITH(write_file_atomic(std::filesystem::temp_directory_path().string(), [](std::ostream&) {}, "--out"),
                     Catch::Contains("is a directory"));
+}
+
+// Found by the loader fuzzers added for the YAML kinds and the training log (issue 16).
+TEST_CASE("framework profiles: a name list holding a list is an error, not a crash", "[reliability][spec]") {
+  std::string p = write_tmp("fw_nested.yaml", "name: fw\nnames: [[keras]]\nengines: [analytical]\n");
+  CHECK_THROWS_WITH(load_framework_spec(p), p + ":2: names: expected a list of names");
+  std::filesystem::remove(p);
+}
+
+TEST_CASE("training logs: epochs and accuracies are range-checked", "[reliability][costmodel]") {
+  const std::string head = "epoch\tseconds\ttrain_loss\ttest_accuracy\n";
+  std::string nan_epoch = write_tmp("log_nan.tsv", head + "1\t2\t0.5\t0.8\nnan\t3\t0.4\t0.9\n");
+  CHECK_THROWS_WITH(cost::read_train_log(nan_epoch), nan_epoch + ":3: epoch: must be a finite number >= 0, got 'nan'");
+  std::string neg_acc = write_tmp("log_neg.tsv", head + "1\t2\t0.5\t-0.1\n");
+  CHECK_THROWS_WITH(cost::read_train_log(neg_acc), Catch::StartsWith(neg_acc + ":2: test_accuracy: must be a fraction"));
+  std::string over = write_tmp("log_over.tsv", head + "1\t2\t0.5\t150\n");
+  CHECK_THROWS_WITH(cost::read_train_log(over), Catch::Contains("percentage in (1, 100], got '150'"));
+  std::string pct = write_tmp("log_pct.tsv", head + "1\t2\t0.5\t85\n2\t4\t0.4\t0.9\n");
+  auto pts = cost::read_train_log(pct);
+  REQUIRE(pts.size() == 2);
+  CHECK(pts[0].accuracy == Approx(0.85));
+  CHECK(pts[1].accuracy == Approx(0.9));
+  CHECK_THROWS_WITH(cost::read_train_log("/dev/zero"), "/dev/zero: training log not found or not a regular file");
+  for (const auto& f : {nan_epoch, neg_acc, over, pct}) std::filesystem::remove(f);
+}
+
+TEST_CASE("datasets: negative sizes are rejected", "[reliability][spec]") {
+  std::string p = write_tmp("datasets_neg.yaml", "mnist:\n  train_examples: 60000\n  stored_bytes_per_example: -784\n");
+  CHECK_THROWS_WITH(load_datasets_file(p), Catch::Contains(":3: mnist.stored_bytes_per_example: must be >= 0"));
+  std::filesystem::remove(p);
 }
