@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <functional>
+#include <map>
 
 #include "common/error.hpp"
 #include "common/spec_reader.hpp"
@@ -255,6 +257,25 @@ PriceCatalog load_price_catalog(const std::string& dir_in) {
     for (const auto& i : o.includes)
       if (!cat.offers.count(i))
         throw UserError(o.where() + ": includes: unknown offer '" + i + "' (known: " + cat.known_ids() + ")");
+  // ...and form no cycle: a price sums its includes recursively (found by the pricing_yaml
+  // fuzzer: an offer including itself overflowed the stack).
+  std::map<std::string, int> state;  // 1: on the current path, 2: done
+  std::vector<std::string> path;
+  std::function<void(const std::string&)> visit = [&](const std::string& id) {
+    int& s = state[id];
+    if (s == 2) return;
+    if (s == 1) {
+      std::string cycle;
+      for (auto it = std::find(path.begin(), path.end(), id); it != path.end(); ++it) cycle += *it + " -> ";
+      throw UserError(cat.offers.at(id).where() + ": includes: offers include each other in a cycle: " + cycle + id);
+    }
+    s = 1;
+    path.push_back(id);
+    for (const auto& i : cat.offers.at(id).includes) visit(i);
+    path.pop_back();
+    state[id] = 2;
+  };
+  for (const auto& [id, o] : cat.offers) visit(id);
   return cat;
 }
 

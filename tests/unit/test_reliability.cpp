@@ -11,6 +11,7 @@
 #include "common/fingerprint.hpp"
 #include "common/spec_reader.hpp"
 #include "costmodel/convergence.hpp"
+#include "costmodel/pricing.hpp"
 #include "engine/framework_spec.hpp"
 #include "engine/platform_spec.hpp"
 #include "models/graph.hpp"
@@ -251,4 +252,19 @@ TEST_CASE("datasets: negative sizes are rejected", "[reliability][spec]") {
   std::string p = write_tmp("datasets_neg.yaml", "mnist:\n  train_examples: 60000\n  stored_bytes_per_example: -784\n");
   CHECK_THROWS_WITH(load_datasets_file(p), Catch::Contains(":3: mnist.stored_bytes_per_example: must be >= 0"));
   std::filesystem::remove(p);
+}
+
+TEST_CASE("price catalogues: offers that include each other are an error, not a stack overflow", "[reliability][costmodel]") {
+  const auto dir = std::filesystem::temp_directory_path() / "xpusim_rel_pricing_cycle";
+  std::filesystem::create_directories(dir);
+  const std::string file = (dir / "cyc.yaml").string();
+  std::ofstream(file) << "catalog: cyc\nprovider: gcp\ndate: 2017-07\nsource: test\nbilling:\n  granularity_s: 60\noffers:\n"
+                         "  - name: a\n    on_demand_usd_per_h: 1\n    includes: [cyc/b]\n"
+                         "  - name: b\n    on_demand_usd_per_h: 1\n    includes: [cyc/a]\n";
+  CHECK_THROWS_WITH(cost::load_price_catalog(dir.string()),
+                    Catch::Contains("includes: offers include each other in a cycle: cyc/a -> cyc/b -> cyc/a"));
+  std::ofstream(file) << "catalog: cyc\nprovider: gcp\ndate: 2017-07\nsource: test\nbilling:\n  granularity_s: 60\noffers:\n"
+                         "  - name: a\n    on_demand_usd_per_h: 1\n    includes: [cyc/a]\n";
+  CHECK_THROWS_WITH(cost::load_price_catalog(dir.string()), Catch::Contains("cycle: cyc/a -> cyc/a"));
+  std::filesystem::remove_all(dir);
 }
