@@ -88,6 +88,14 @@ std::atomic<bool> g_stop{false};
 // the atomic needs no lock.
 static_assert(std::atomic<bool>::is_always_lock_free);
 struct sigaction g_old_int, g_old_term;
+// The handler runs on its own stack. oneDNN 2.x's generated GEMM kernels (AVX2 and AVX-512)
+// point rsp into the heap while they run, so a signal handled on the interrupted "stack" writes
+// its frame over heap blocks: Ctrl-C during training corrupted the heap ("corrupted
+// double-linked list" freeing a oneDNN memory). oneDNN issue #4845, fixed in oneDNN 3.11 by
+// PR #4855; Debian 12 ships 2.6. With SA_ONSTACK the kernel switches to this stack first.
+alignas(16) char g_alt_stack[1 << 16];
+stack_t g_old_alt_stack;
+bool g_alt_stack_set = false;
 extern "C" void on_stop_signal(int sig) {
   if (g_stop.load()) {  // second signal: stop waiting for the step to finish
     std::signal(sig, SIG_DFL);
@@ -100,8 +108,13 @@ extern "C" void on_stop_signal(int sig) {
 
 StopOnSignal::StopOnSignal() {
   g_stop.store(false);
+  stack_t ss{};
+  ss.ss_sp = g_alt_stack;
+  ss.ss_size = sizeof(g_alt_stack);
+  g_alt_stack_set = sigaltstack(&ss, &g_old_alt_stack) == 0;
   struct sigaction sa {};
   sa.sa_handler = on_stop_signal;
+  sa.sa_flags = g_alt_stack_set ? SA_ONSTACK : 0;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, &g_old_int);
   sigaction(SIGTERM, &sa, &g_old_term);
@@ -110,6 +123,7 @@ StopOnSignal::StopOnSignal() {
 StopOnSignal::~StopOnSignal() {
   sigaction(SIGINT, &g_old_int, nullptr);
   sigaction(SIGTERM, &g_old_term, nullptr);
+  if (g_alt_stack_set) sigaltstack(&g_old_alt_stack, nullptr);
 }
 
 const std::atomic<bool>& StopOnSignal::flag() const { return g_stop; }
