@@ -10,7 +10,7 @@ namespace xpusim {
 namespace fs = std::filesystem;
 
 namespace {
-auto non_negative = [](double v) { return v >= 0 ? "" : "must be >= 0"; };
+auto non_negative = [](auto v) { return v >= 0 ? "" : "must be >= 0"; };  // numbers and integers
 
 LinkSpec read_link(const YAML::Node& n, const std::string& file, const std::string& ctx) {
   SpecReader r(n, file, ctx);
@@ -87,12 +87,11 @@ std::map<std::string, DatasetSpec> load_datasets_file(const std::string& path) {
     d.description = r.text("description", std::string(""), "one line");
     d.train_examples = r.integer("train_examples", std::nullopt, "samples", "training-set size (one epoch)",
                                  [](long long v) { return v > 0 ? "" : "must be > 0"; });
-    d.test_examples = r.integer("test_examples", 0, "samples", "evaluation-set size",
-                                [](long long v) { return v >= 0 ? "" : "must be >= 0"; });
+    d.test_examples = r.integer("test_examples", 0, "samples", "evaluation-set size", non_negative);
     d.host_preprocess_ms = r.number("host_preprocess_ms", 0.0, "ms", "decode + augmentation per sample on one reference core",
                                     non_negative);
     d.stored_bytes_per_example = r.integer("stored_bytes_per_example", 0, "bytes", "size of one sample on disk",
-                                           [](long long v) { return v >= 0 ? "" : "must be >= 0"; });
+                                           non_negative);
     d.source = r.text("source", std::string(""), "where the numbers come from");
     r.finish();
     out[name] = d;

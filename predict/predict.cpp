@@ -138,8 +138,7 @@ PreparedRequest prepare_request(const PredictRequest& r) {
   PreparedRequest p;
   p.options.batch = r.batch_per_device;
   p.options.task = r.task;
-  if (!parse_precision(r.precision, p.options.precision))
-    throw FieldError("precision", "unknown precision '" + r.precision + "' (one of " + precision_choices() + ")");
+  p.options.precision = request_precision(r);
   p.spec = find_model(r.model, r.onnx);
   // Real data needs the model's dataset (decode and augmentation cost per sample); an
   // imported ONNX file names none.

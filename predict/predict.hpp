@@ -33,6 +33,8 @@ struct PredictRequest {
 // The checks of a request that do not depend on its engine: batch, count, steps, warmup,
 // threads (FieldError naming the field). predict() and check_request() run them first.
 void check_request_fields(const PredictRequest& r);
+// The request's precision; FieldError("precision") listing the choices when unknown.
+Precision request_precision(const PredictRequest& r);
 // Those, the precision, the model and the device's engine name: what check_request() checks
 // short of resolving the placement on the engine (request_checks.cpp, which needs no engine).
 void check_request_specs(const PredictRequest& r);

@@ -28,11 +28,16 @@ std::string engine_for_device(const std::string& device) {
   return n["engine"].Scalar();
 }
 
-void check_request_specs(const PredictRequest& r) {
-  check_request_fields(r);
+Precision request_precision(const PredictRequest& r) {
   Precision p{};
   if (!parse_precision(r.precision, p))
     throw FieldError("precision", "unknown precision '" + r.precision + "' (one of " + precision_choices() + ")");
+  return p;
+}
+
+void check_request_specs(const PredictRequest& r) {
+  check_request_fields(r);
+  request_precision(r);
   find_model(r.model, r.onnx);
   if (r.engine.empty()) engine_for_device(r.placement.device);
   else device_yaml_path(r.placement.device);
