@@ -7,6 +7,7 @@
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <string_view>
 
 #include "common/checked_io.hpp"
 #include "common/config_paths.hpp"
@@ -219,7 +220,8 @@ CompareRowFile read_compare_rows(const std::string& path, OutputFormat f) {
       for (const auto& c : columns()) {
         // A row's JSON has throughput_tokens_per_s only for token-wise models and task only for
         // inference (CompareRow::to_json).
-        if (jr.is_object() && !jr.contains(c.name) && (c.name == "throughput_tokens_per_s" || c.name == "task")) {
+        const std::string_view name = c.name;  // compare text, not the literals' addresses
+        if (jr.is_object() && !jr.contains(c.name) && (name == "throughput_tokens_per_s" || name == "task")) {
           c.set(row, "");
           continue;
         }

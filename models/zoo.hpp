@@ -25,9 +25,15 @@ struct ModelSpec;
 using ModelBuildFn = std::function<void(ModelBuilder&, const ModelSpec&)>;
 using FamilyParser = std::function<ModelBuildFn(SpecReader& params)>;
 
+// What one sample is: an image [C, H, W] or a sequence [T] of tokens or feature vectors.
+enum class ModelTask { image, sequence };
+
 struct FamilyEntry {
   std::string name;
   std::string description;
+  // The kind of sample the family's builder reads (image families index input[0..2]); empty:
+  // either, as the layers say (sequential). load_model_spec rejects a file whose task differs.
+  std::optional<ModelTask> task;
   FamilyParser parse;
   // Whether a sample is a sequence whose every token is a unit of work (Transformers):
   // its models report throughput in tokens as well as in samples (sequences).
@@ -35,8 +41,6 @@ struct FamilyEntry {
 };
 const std::vector<FamilyEntry>& model_families();
 
-// What one sample is: an image [C, H, W] or a sequence [T] of tokens or feature vectors.
-enum class ModelTask { image, sequence };
 
 struct ModelSpec {
   std::string name;

@@ -3,6 +3,9 @@
 # while on a copy of its seed corpus (tests/fuzz/corpus/<target>/). CI runs them briefly;
 # a long run: XPUSIM_FUZZ_SECONDS=3600 scripts/run-fuzzers.sh [target...], or a fixed number
 # of executions: XPUSIM_FUZZ_RUNS=1000000 scripts/run-fuzzers.sh [target...] (no time limit).
+# XPUSIM_FUZZ_JOBS=N runs N libFuzzer workers per target on one shared corpus (one core each;
+# XPUSIM_FUZZ_RUNS is then the total, split evenly between them); their logs are
+# build-fuzz/jobs/<target>/fuzz-<i>.log.
 # A finding (crash, sanitizer report, an exception other than a clean user error, a
 # timeout) fails the script and leaves the input in build-fuzz/findings/<target>/.
 set -euo pipefail
@@ -10,8 +13,11 @@ cd "$(dirname "$0")/.."
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
 seconds="${XPUSIM_FUZZ_SECONDS:-30}"
 runs="${XPUSIM_FUZZ_RUNS:-}"
+jobs="${XPUSIM_FUZZ_JOBS:-1}"
+[[ "$jobs" =~ ^[1-9][0-9]?$ ]] || { echo "run-fuzzers.sh: XPUSIM_FUZZ_JOBS must be 1..99, got '$jobs'" >&2; exit 2; }
+[[ -z "$runs" || "$runs" =~ ^[1-9][0-9]*$ ]] || { echo "run-fuzzers.sh: XPUSIM_FUZZ_RUNS must be a positive integer, got '$runs'" >&2; exit 2; }
 limit=(-max_total_time="$seconds")
-[[ -n "$runs" ]] && limit=(-runs="$runs" -max_total_time=0)
+[[ -n "$runs" ]] && limit=(-runs="$(( (runs + jobs - 1) / jobs ))" -max_total_time=0)
 targets=("$@")
 [[ ${#targets[@]} -eq 0 ]] && targets=(model_yaml device_yaml system_yaml study_yaml reference_csv topology_csv onnx
   framework_yaml sweep_yaml pricing_yaml convergence_yaml calibration_yaml train_log_tsv datasets_yaml)
@@ -32,13 +38,29 @@ for t in "${targets[@]}"; do
   [[ "$t" == onnx ]] && max_len=65536  # seeds: the CNN export (8 KB) and two one-layer Transformers (63 KB)
   # -timeout: one input taking over 10 s is a finding (a hang); -rss_limit_mb bounds memory.
   start=$SECONDS
-  if build-fuzz/tests/fuzz/xpusim_fuzz_"$t" "$work" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 \
-       -max_len="$max_len" -artifact_prefix="$findings/" -print_final_stats=1 >"$log" 2>&1; then
-    execs=$(grep -m1 'stat::number_of_executed_units' "$log" | awk '{print $2}')
-    rate=$(grep -m1 'stat::average_exec_per_sec' "$log" | awk '{print $2}')
-    echo "fuzz $t: ok, ${execs:-?} executions in $((SECONDS - start)) s (${rate:-?} exec/s)"
+  flags=("${limit[@]}" -timeout=10 -rss_limit_mb=2048 -max_len="$max_len" -print_final_stats=1)
+  if (( jobs == 1 )); then
+    ok=0
+    build-fuzz/tests/fuzz/xpusim_fuzz_"$t" "$work" "${flags[@]}" -artifact_prefix="$findings/" >"$log" 2>&1 || ok=$?
+    logs=("$log")
   else
-    echo "fuzz $t: FINDING (see $log and $findings/)"; tail -40 "$log"; status=1
+    # libFuzzer writes each worker's log to fuzz-<i>.log in the current folder.
+    root="$PWD"; jdir="$root/build-fuzz/jobs/$t"; rm -rf "$jdir"; mkdir -p "$jdir"; touch "$jdir/.start"
+    ok=0
+    (cd "$jdir" && "$root"/build-fuzz/tests/fuzz/xpusim_fuzz_"$t" "$root/$work" "${flags[@]}" \
+       -artifact_prefix="$root/$findings/" -jobs="$jobs" -workers="$jobs") >"$log" 2>&1 || ok=$?
+    logs=("$jdir"/fuzz-*.log)
+    # A finding: the driver's non-zero exit (a worker failed), a worker log without final
+    # stats (killed), or an artifact written during this run.
+    for l in "${logs[@]}"; do grep -q 'stat::number_of_executed_units' "$l" || ok=1; done
+    [[ -z "$(find "$findings" -type f -newer "$jdir/.start")" ]] || ok=1
+  fi
+  if (( ok == 0 )); then
+    execs=$(cat "${logs[@]}" | awk '/stat::number_of_executed_units/ {s += $2} END {print s}')
+    rate=$(cat "${logs[@]}" | awk '/stat::average_exec_per_sec/ {s += $2} END {print s}')
+    echo "fuzz $t: ok, ${execs:-?} executions in $((SECONDS - start)) s (${rate:-?} exec/s, $jobs worker(s))"
+  else
+    echo "fuzz $t: FINDING (see ${logs[*]} and $findings/)"; tail -n 40 "${logs[@]}"; status=1
   fi
 done
 exit $status

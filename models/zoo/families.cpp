@@ -4,16 +4,16 @@ namespace xpusim {
 
 const std::vector<FamilyEntry>& model_families() {
   static const std::vector<FamilyEntry> families = {
-      {"resnet", "ResNet v1.5 (torchvision): bottleneck or basic blocks", zoo::parse_resnet},
-      {"wide_resnet", "Wide ResNet (Zagoruyko & Komodakis 2016), pre-activation, CIFAR", zoo::parse_wide_resnet},
-      {"vgg", "VGG (torchvision, no batch-norm)", zoo::parse_vgg},
-      {"alexnet", "AlexNet (torchvision one-tower variant)", zoo::parse_alexnet},
-      {"inception_v3", "Inception v3 (torchvision, with auxiliary logits)", zoo::parse_inception_v3},
-      {"sequential", "a list of layers in YAML (Keras Sequential style)", zoo::parse_sequential},
-      {"ncf", "Neural collaborative filtering, NeuMF (He et al. 2017; MLPerf)", zoo::parse_ncf},
-      {"word2vec", "word2vec skip-gram with sampled (NCE) loss", zoo::parse_word2vec},
-      {"gnmt", "GNMT: LSTM encoder-decoder with attention (Wu et al. 2016; MLPerf)", zoo::parse_gnmt},
-      {"transformer", "Transformer encoder/decoder: BERT (post-LN) and GPT-2 (pre-LN, causal) styles",
+      {"resnet", "ResNet v1.5 (torchvision): bottleneck or basic blocks", ModelTask::image, zoo::parse_resnet},
+      {"wide_resnet", "Wide ResNet (Zagoruyko & Komodakis 2016), pre-activation, CIFAR", ModelTask::image, zoo::parse_wide_resnet},
+      {"vgg", "VGG (torchvision, no batch-norm)", ModelTask::image, zoo::parse_vgg},
+      {"alexnet", "AlexNet (torchvision one-tower variant)", ModelTask::image, zoo::parse_alexnet},
+      {"inception_v3", "Inception v3 (torchvision, with auxiliary logits)", ModelTask::image, zoo::parse_inception_v3},
+      {"sequential", "a list of layers in YAML (Keras Sequential style)", std::nullopt, zoo::parse_sequential},
+      {"ncf", "Neural collaborative filtering, NeuMF (He et al. 2017; MLPerf)", ModelTask::sequence, zoo::parse_ncf},
+      {"word2vec", "word2vec skip-gram with sampled (NCE) loss", ModelTask::sequence, zoo::parse_word2vec},
+      {"gnmt", "GNMT: LSTM encoder-decoder with attention (Wu et al. 2016; MLPerf)", ModelTask::sequence, zoo::parse_gnmt},
+      {"transformer", "Transformer encoder/decoder: BERT (post-LN) and GPT-2 (pre-LN, causal) styles", ModelTask::sequence,
        zoo::parse_transformer, /*token_throughput=*/true},
   };
   return families;

@@ -124,6 +124,24 @@ TEST_CASE("a sequential model whose layers cannot fit names the layer's line", "
   std::filesystem::remove(path);
 }
 
+// Found by the model_yaml fuzzer (2026-11-25): `family: vgg` with `task: sequence` and
+// `input: [1]` read input[1] and input[2] out of bounds (ASan heap-buffer-overflow in
+// image_inputs). A family's task is now part of its registry entry.
+TEST_CASE("model files: a family given the other kind of input is an error naming the line", "[reliability][zoo]") {
+  std::string img = write_tmp("vgg_seq.yaml",
+                              "name: v\nfamily: vgg\ndataset: cifar10\ntask: sequence\ninput: [1]\nclasses: 1\n");
+  CHECK_THROWS_WITH(load_model_spec(img), img + ":4: task: the vgg family builds image models: task must be image "
+                                                "(input [C, H, W])");
+  // No task key: the default (image) meets a sequence family; the error names the family's line.
+  std::string seq = write_tmp("gpt_img.yaml", "name: g\nfamily: transformer\ndataset: cifar10\ninput: [3, 32, 32]\n"
+                                              "classes: 10\n");
+  CHECK_THROWS_WITH(load_model_spec(seq), seq + ":2: family: the transformer family builds sequence models: task "
+                                                "must be sequence (input [T])");
+  CHECK_NOTHROW(load_zoo());  // every zoo model's family accepts its task
+  std::filesystem::remove(img);
+  std::filesystem::remove(seq);
+}
+
 // Found by the model_yaml fuzzer: `blocks: [4, 4, 8651]` built a 277,131-op training step
 // (1.6 s, 400 MB; over 10 s under ASan), and `layers: 2000000000` would never finish. All stop
 // at kMaxGraphOps with the file named, fast.
