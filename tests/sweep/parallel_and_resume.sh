@@ -45,7 +45,9 @@ echo "killed after $lines lines"
 cmp "$tmp/serial.csv" "$tmp/killed.csv" || fail "resumed (killed) file differs from an uninterrupted run"
 
 # A row file of another sweep is refused, not extended.
-sed 's/,k80,/,p100_sxm2,/' "$tmp/serial.csv" | head -n 20 > "$tmp/other.csv"
+# (head reads the file, not a pipe: `sed | head -n 20` under pipefail failed when head closed the
+# pipe before sed's last write, a SIGPIPE that ended the script with no message.)
+head -n 20 "$tmp/serial.csv" | sed 's/,k80,/,p100_sxm2,/' > "$tmp/other.csv"
 if "$bin" sweep "$sweep" -o "$tmp/other.csv" --resume > /dev/null 2> "$tmp/other.err"; then fail "resume accepted another sweep's rows"; fi
 grep -q "this sweep's point" "$tmp/other.err" || fail "unexpected message: $(cat "$tmp/other.err")"
 echo "sweep parallel and resume: ok"
