@@ -74,5 +74,21 @@ cmp -s "$dir/term.csv" <(head -n $((kept + 1)) "$dir/full.csv") || { echo "SIGTE
 "$bin" sweep "$sweep" -o "$dir/term.csv" --resume >/dev/null 2>"$dir/err" || { echo "SIGTERM: resume failed"; cat "$dir/err"; fail=1; }
 cmp -s "$dir/full.csv" "$dir/term.csv" || { echo "SIGTERM: resumed row file differs"; fail=1; }
 echo "SIGTERM after $kept rows (exit $rc), resumed: identical"
+# SIGKILL (no handler runs, workers orphaned mid-point): the file may end in a cut line; resume
+# completes it byte-identical. (parallel_and_resume.sh's SIGKILL on the 24-point small.yaml
+# lands after the last row on fast machines; this sweep is long enough to be killed mid-way.)
+"$bin" sweep "$sweep" -o "$dir/kill.csv" --jobs 2 >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1 600); do
+  [[ -f "$dir/kill.csv" && $(grep -c . "$dir/kill.csv" || true) -ge 3 ]] && break
+  sleep 0.02
+done
+kill -KILL "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+kept=$(($(grep -c . "$dir/kill.csv") - 1))
+[[ $kept -lt $total ]] || { echo "SIGKILL: the run had finished all $total points first"; fail=1; }
+"$bin" sweep "$sweep" -o "$dir/kill.csv" --resume >/dev/null 2>"$dir/err" || { echo "SIGKILL: resume failed"; cat "$dir/err"; fail=1; }
+cmp -s "$dir/full.csv" "$dir/kill.csv" || { echo "SIGKILL: resumed row file differs"; fail=1; }
+echo "SIGKILL after $kept of $total rows, resumed: identical"
 [[ $fail == 0 ]] && echo "sweep interrupt: ok"
 exit $fail
