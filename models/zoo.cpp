@@ -52,10 +52,11 @@ ModelSpec load_model_spec(const std::string& path) {
   // An image family reads [C, H, W] and a sequence family [T]: the other kind of input
   // would be read out of its bounds (found by the model_yaml fuzzer: family vgg, task sequence).
   if (it->task && *it->task != s.task) {
-    const char* wanted = *it->task == ModelTask::image ? "image" : "sequence";
-    r.fail(r.has("task") ? "task" : "family",
-           "the " + s.family + " family builds " + wanted + " models: task must be " + wanted +
-               (*it->task == ModelTask::image ? " (input [C, H, W])" : " (input [T])"));
+    const bool image = *it->task == ModelTask::image;
+    const std::string wanted = image ? "image" : "sequence";
+    r.fail(r.has("task") ? "task" : "family", "the " + s.family + " family builds " + wanted +
+                                                   " models: task must be " + wanted +
+                                                   (image ? " (input [C, H, W])" : " (input [T])"));
   }
   SpecReader pr(params ? params : YAML::Node(YAML::NodeType::Map), path, "params");
   s.build = it->parse(pr);

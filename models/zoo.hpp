@@ -41,7 +41,6 @@ struct FamilyEntry {
 };
 const std::vector<FamilyEntry>& model_families();
 
-
 struct ModelSpec {
   std::string name;
   std::string description;

@@ -40,22 +40,22 @@ for t in "${targets[@]}"; do
   start=$SECONDS
   flags=("${limit[@]}" -timeout=10 -rss_limit_mb=2048 -max_len="$max_len" -print_final_stats=1)
   if (( jobs == 1 )); then
-    ok=0
-    build-fuzz/tests/fuzz/xpusim_fuzz_"$t" "$work" "${flags[@]}" -artifact_prefix="$findings/" >"$log" 2>&1 || ok=$?
+    rc=0
+    build-fuzz/tests/fuzz/xpusim_fuzz_"$t" "$work" "${flags[@]}" -artifact_prefix="$findings/" >"$log" 2>&1 || rc=$?
     logs=("$log")
   else
     # libFuzzer writes each worker's log to fuzz-<i>.log in the current folder.
     root="$PWD"; jdir="$root/build-fuzz/jobs/$t"; rm -rf "$jdir"; mkdir -p "$jdir"; touch "$jdir/.start"
-    ok=0
+    rc=0
     (cd "$jdir" && "$root"/build-fuzz/tests/fuzz/xpusim_fuzz_"$t" "$root/$work" "${flags[@]}" \
-       -artifact_prefix="$root/$findings/" -jobs="$jobs" -workers="$jobs") >"$log" 2>&1 || ok=$?
+       -artifact_prefix="$root/$findings/" -jobs="$jobs" -workers="$jobs") >"$log" 2>&1 || rc=$?
     logs=("$jdir"/fuzz-*.log)
     # A finding: the driver's non-zero exit (a worker failed), a worker log without final
     # stats (killed), or an artifact written during this run.
-    for l in "${logs[@]}"; do grep -q 'stat::number_of_executed_units' "$l" || ok=1; done
-    [[ -z "$(find "$findings" -type f -newer "$jdir/.start")" ]] || ok=1
+    for l in "${logs[@]}"; do grep -q 'stat::number_of_executed_units' "$l" || rc=1; done
+    [[ -z "$(find "$findings" -type f -newer "$jdir/.start")" ]] || rc=1
   fi
-  if (( ok == 0 )); then
+  if (( rc == 0 )); then
     execs=$(cat "${logs[@]}" | awk '/stat::number_of_executed_units/ {s += $2} END {print s}')
     rate=$(cat "${logs[@]}" | awk '/stat::average_exec_per_sec/ {s += $2} END {print s}')
     echo "fuzz $t: ok, ${execs:-?} executions in $((SECONDS - start)) s (${rate:-?} exec/s, $jobs worker(s))"

@@ -53,15 +53,18 @@ check() {  # check JOBS STOP1 STOP2
   cmp -s "$dir/full.json" "$dir/resumed.json" || { echo "jobs $jobs: resumed summary differs"; fail=1; }
   echo "jobs $jobs: stopped after $kept and $kept2 of $total points, resumed: identical"
 }
+wait_lines() {  # wait_lines FILE N: until FILE has N non-empty lines (at most 12 s)
+  for _ in $(seq 1 600); do
+    [[ -f "$1" && $(grep -c . "$1" || true) -ge $2 ]] && return
+    sleep 0.02
+  done
+}
 check 1 5 7
 check 2 3 10
 # A real SIGTERM from outside, with workers: exit 130, rows kept are a prefix, resume completes.
 "$bin" sweep "$sweep" -o "$dir/term.csv" --jobs 2 >/dev/null 2>"$dir/err" &
 pid=$!
-for _ in $(seq 1 600); do
-  [[ -f "$dir/term.csv" && $(grep -c . "$dir/term.csv" || true) -ge 3 ]] && break
-  sleep 0.02
-done
+wait_lines "$dir/term.csv" 3
 kill -TERM "$pid"
 wait "$pid"; rc=$?
 kept=$(($(wc -l <"$dir/term.csv") - 1))
@@ -79,10 +82,7 @@ echo "SIGTERM after $kept rows (exit $rc), resumed: identical"
 # lands after the last row on fast machines; this sweep is long enough to be killed mid-way.)
 "$bin" sweep "$sweep" -o "$dir/kill.csv" --jobs 2 >/dev/null 2>&1 &
 pid=$!
-for _ in $(seq 1 600); do
-  [[ -f "$dir/kill.csv" && $(grep -c . "$dir/kill.csv" || true) -ge 3 ]] && break
-  sleep 0.02
-done
+wait_lines "$dir/kill.csv" 3
 kill -KILL "$pid" 2>/dev/null
 wait "$pid" 2>/dev/null
 kept=$(($(grep -c . "$dir/kill.csv") - 1))
