@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 
+#include "common/config_paths.hpp"
 #include "common/error.hpp"
 #include "sweep/points.hpp"
 #include "sweep/results.hpp"
@@ -174,6 +175,20 @@ TEST_CASE("sweep: Pareto front of a hand-made set", "[sweep]") {
   // One objective: the best (ties all stay).
   CHECK(pareto_front(rows, {{"step_time_s", false}}) == std::vector<size_t>{7});
   CHECK(pareto_front(rows, {{"throughput_samples_per_s", true}}) == std::vector<size_t>{1, 3});
+}
+
+TEST_CASE("sweep: every sweep shipped in configs/sweeps/ loads and passes its checks", "[sweep]") {
+  // load_sweep checks every axis value and every placement combination before any point runs,
+  // so a device, offer or framework renamed elsewhere breaks this test, not a user's run.
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(config_dir()) / "sweeps")) {
+    if (e.path().extension() != ".yaml") continue;
+    INFO(e.path().string());
+    SweepSpec s = load_sweep(e.path().string());
+    CHECK(s.grid_size() > 0);
+    ++n;
+  }
+  CHECK(n >= 5);
 }
 
 TEST_CASE("sweep: rows read back as written (CSV and JSONL)", "[sweep]") {
