@@ -32,8 +32,12 @@ struct AlgoCandidate {
   int math_type = 0;
 };
 
-// The fastest successful candidate whose workspace fits; -1 if none does.
-int pick_algorithm(const std::vector<AlgoCandidate>& c, size_t workspace_limit_bytes);
+// The fastest successful candidate whose workspace fits and, when `only_math_type` is not
+// -1, that ran in that math mode; -1 if none does. fp32 asks for CUDNN_FMA_MATH only: cuDNN's
+// Find also reports candidates in CUDNN_DEFAULT_MATH, which permits TF32 tensor cores on
+// Ampere and later, so picking one of those would silently run fp32 as TF32 (seen on an H200:
+// a filter gradient 2.6% off the fp32 host reference).
+int pick_algorithm(const std::vector<AlgoCandidate>& c, size_t workspace_limit_bytes, int only_math_type = -1);
 
 struct AlgoChoice {
   int algo = 0;

@@ -17,6 +17,7 @@
 #include "devices/cuda/cuda_check.hpp"
 #include "devices/cuda/loss_scaler.hpp"
 #include "devices/cuda/replica.hpp"
+#include "devices/cuda/step_order.hpp"
 
 namespace xpusim::cuda {
 
@@ -104,7 +105,7 @@ class CudaEngine final : public Engine {
     // All-reduces launch right after the op that produces their gradient, so NCCL overlaps
     // the rest of the backward pass (the graph lists them after backward, in order of
     // gradient readiness, as frameworks bucket them).
-    std::vector<int> sched = g.schedule();
+    std::vector<int> sched = step_order(g);
     std::map<int, std::vector<int>> launch_after;
     for (int op : sched)
       if (g.op(op).kind == OpKind::AllReduce) {

@@ -128,10 +128,18 @@ AlgoChoice find(cudnnHandle_t h, CachingPool& pool, const ConvCall& c, const Con
       break;
     }
   }
-  int best = pick_algorithm(cand, ws.bytes);
+  const bool fma_only = c.math == CUDNN_FMA_MATH;
+  int best = pick_algorithm(cand, ws.bytes, fma_only ? int{CUDNN_FMA_MATH} : -1);
+  // No candidate reported in FMA mode: take the fastest of any, and still run it in FMA mode
+  // (the descriptor's request), so that fp32 stays fp32.
+  bool forced = false;
+  if (best < 0 && fma_only) {
+    best = pick_algorithm(cand, ws.bytes);
+    forced = true;
+  }
   if (best < 0) throw InternalError("cuDNN found no usable convolution algorithm");
   const AlgoCandidate& b = cand[static_cast<size_t>(best)];
-  return {b.algo, b.workspace_bytes, b.math_type};
+  return {b.algo, b.workspace_bytes, forced ? int{CUDNN_FMA_MATH} : b.math_type};
 }
 
 }  // namespace
@@ -143,7 +151,8 @@ void run_convolution(cudnnHandle_t h, AlgoCache& cache, CachingPool& pool, const
               a.dilation_h, a.dilation_w, a.groups, static_cast<int>(cudnn_type(c.type)), static_cast<int>(c.math)};
   const AlgoChoice& ch = cache.get(key, [&] { return find(h, pool, c, d); });
   // Find may have measured the winner under a different math mode than requested (e.g.
-  // FMA fallback); run it the way it was measured.
+  // FMA fallback); run it the way it was measured. fp32 (FMA) winners are FMA by construction
+  // (pick_algorithm), so fp32 never runs as TF32.
   XPUSIM_CUDA(cudnnSetConvolutionMathType(d.conv, static_cast<cudnnMathType_t>(ch.math_type)));
   void* ws = ch.workspace_bytes ? pool.allocate(ch.workspace_bytes) : nullptr;
   const float one = 1.f, zero = 0.f;

@@ -14,6 +14,7 @@
 #include "common/error.hpp"
 #include "devices/cuda/cuda_check.hpp"
 #include "devices/cuda/kernels.cuh"
+#include "devices/cuda/step_order.hpp"
 
 namespace xpusim::cuda {
 
@@ -79,7 +80,58 @@ Replica::Replica(const OpGraph& g, ReplicaOptions o) : g_(g), o_(o), precision_(
   XPUSIM_CUDA(cudaMallocHost(&loss_host_, sizeof(float)));
   XPUSIM_CUDA(cudaMallocHost(&found_inf_host_, sizeof(int)));
   plan();
+  check_fits();
   init_persistent();
+}
+
+// The tensors' own bytes at the step's peak, from the lifetimes plan() found (as run_op and
+// release_dead allocate and free them): a lower bound on what the step needs, since cuDNN and
+// cuBLAS workspaces and the pool's rounding come on top. Past what the GPU has free, the step
+// cannot run: say so before allocating tens of GB (and before a tensor too large for cuDNN's
+// 32-bit descriptors turns the same condition into a library error).
+int64_t Replica::planned_peak_bytes() const {
+  const int nt = g_.num_tensors();
+  auto bytes = [&](int t) { return g_.tensor(t).desc.bytes(); };
+  int64_t live = 0;
+  for (int t = 0; t < nt; ++t)
+    if (persistent_[static_cast<size_t>(t)] && root_[static_cast<size_t>(t)] == t) live += bytes(t);
+  int64_t peak = live;
+  std::vector<char> held(static_cast<size_t>(nt), 0);
+  for (int op : step_order(g_)) {
+    const OpNode& n = g_.op(op);
+    const int p = pos_[static_cast<size_t>(op)];
+    if (n.kind != OpKind::Reshape)
+      for (int t : n.outputs) {
+        int r = root_[static_cast<size_t>(t)];
+        if (persistent_[static_cast<size_t>(r)] || held[static_cast<size_t>(r)]) continue;
+        held[static_cast<size_t>(r)] = 1;
+        live += bytes(r);
+      }
+    peak = std::max(peak, live);
+    if (o_.keep_step_tensors) continue;
+    auto consider = [&](int t) {
+      int r = root_[static_cast<size_t>(t)];
+      if (!held[static_cast<size_t>(r)] || last_use_[static_cast<size_t>(r)] != p) return;
+      TensorRole role = g_.tensor(r).role;
+      if (role == TensorRole::weight_grad || role == TensorRole::loss) return;  // freed at step end
+      held[static_cast<size_t>(r)] = 0;
+      live -= bytes(r);
+    };
+    for (int t : n.inputs) consider(t);
+    for (int t : n.outputs) consider(t);
+  }
+  return peak;
+}
+
+void Replica::check_fits() {
+  const int64_t need = planned_peak_bytes();
+  size_t free_b = 0, total_b = 0;
+  XPUSIM_CUDA(cudaMemGetInfo(&free_b, &total_b));
+  if (need <= static_cast<int64_t>(free_b)) return;
+  throw UnavailableError("out of GPU memory on GPU " + std::to_string(o_.device) + ": the step's tensors need at least " +
+                         std::to_string(need) + " bytes at their peak (" + gib(need) + "), " + std::to_string(free_b) +
+                         " bytes free of " + std::to_string(total_b) + " (" + gib(static_cast<int64_t>(total_b)) +
+                         "); try a smaller --batch");
 }
 
 Replica::~Replica() {
@@ -119,7 +171,7 @@ void Replica::plan() {
   last_use_.assign(static_cast<size_t>(nt), -1);
   persistent_.assign(static_cast<size_t>(nt), false);
   pos_.assign(static_cast<size_t>(g_.num_ops()), -1);
-  std::vector<int> sched = g_.schedule();
+  std::vector<int> sched = step_order(g_);
   for (size_t i = 0; i < sched.size(); ++i) pos_[static_cast<size_t>(sched[i])] = static_cast<int>(i);
   for (int op : sched) {
     const OpNode& n = g_.op(op);

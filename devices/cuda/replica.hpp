@@ -124,6 +124,8 @@ class Replica : public OpVisitor<void> {
   std::vector<std::pair<int, float>> op_times_ms_;
 
   void plan();
+  int64_t planned_peak_bytes() const;
+  void check_fits();
   void init_persistent();
   void* alloc_tensor(int t);
   void release_dead(int op);

@@ -10,6 +10,7 @@
 #include "devices/cuda/algo_cache.hpp"
 #include "devices/cuda/caching_pool.hpp"
 #include "devices/cuda/loss_scaler.hpp"
+#include "devices/cuda/step_order.hpp"
 #include "models/zoo.hpp"
 #include "engine/engine.hpp"
 #include "predict/predict.hpp"
@@ -133,6 +134,12 @@ TEST_CASE("convolution algorithm: fastest that fits, found once per shape", "[cu
   CHECK(pick_algorithm(c, 1000) == 3);  // tie on time: smaller workspace
   CHECK(pick_algorithm(c, 50) == 0);    // the fast ones need more workspace
   CHECK(pick_algorithm({{0, false, 1.f, 0, 0}}, 1000) == -1);
+  // fp32 asks for one math mode (FMA): a faster candidate in another mode (TF32-permitting
+  // default math) is not eligible, and none in that mode means none at all.
+  std::vector<AlgoCandidate> m = {{0, true, 2.f, 0, 1}, {1, true, 1.f, 0, 0}, {2, true, 3.f, 0, 1}};
+  CHECK(pick_algorithm(m, 1000) == 1);
+  CHECK(pick_algorithm(m, 1000, 1) == 0);
+  CHECK(pick_algorithm({{1, true, 1.f, 0, 0}}, 1000, 1) == -1);
 
   AlgoCache cache;
   ConvKey k1;
@@ -175,4 +182,47 @@ TEST_CASE("cuda engine reports availability consistently with run_step", "[cuda]
   } catch (const UnavailableError& err) {
     CHECK_THAT(err.what(), Catch::StartsWith("no CUDA device: ") && Catch::Contains(a.reason));
   }
+}
+
+TEST_CASE("cuda step order: every optimizer update after every gradient, the rest in graph order",
+          "[cuda][step_order]") {
+  // BERT pre-training ties the MLM decoder to the word table; the graph lists the NSP head's
+  // update before the sum of the table's two gradients (seen on an H200 as "tensor
+  // 'd(embeddings.word.weight).sum' has no buffer": the first update unscales every gradient).
+  GraphOptions o;
+  o.batch = 2;
+  o.precision = Precision::mixed_fp16;
+  OpGraph g = build_graph(find_model("bert_large_pretraining"), o);
+  std::vector<int> in_graph = g.schedule();
+  int first_update = -1, last_other = -1;
+  for (size_t i = 0; i < in_graph.size(); ++i) {
+    if (g.op(in_graph[i]).phase == Phase::update && first_update < 0) first_update = static_cast<int>(i);
+    if (g.op(in_graph[i]).phase != Phase::update) last_other = static_cast<int>(i);
+  }
+  REQUIRE(first_update >= 0);
+  CHECK(first_update < last_other);  // the case this order exists for
+
+  std::vector<int> s = step_order(g);
+  REQUIRE(s.size() == in_graph.size());
+  CHECK(std::set<int>(s.begin(), s.end()).size() == s.size());
+  std::vector<int> pos(s.size());
+  for (size_t i = 0; i < s.size(); ++i) pos[static_cast<size_t>(s[i])] = static_cast<int>(i);
+  bool updates_started = false, producers_first = true;
+  for (int op : s) {
+    bool upd = g.op(op).phase == Phase::update;
+    CHECK((!updates_started || upd));  // no other op once the updates began
+    updates_started = updates_started || upd;
+    for (int t : g.op(op).inputs) {
+      int p = g.tensor(t).producer;
+      if (p >= 0 && pos[static_cast<size_t>(p)] > pos[static_cast<size_t>(op)]) producers_first = false;
+    }
+  }
+  CHECK(producers_first);
+  // Stable: the non-update ops keep the graph's order.
+  std::vector<int> others_in_graph, others_here;
+  for (int op : in_graph)
+    if (g.op(op).phase != Phase::update) others_in_graph.push_back(op);
+  for (int op : s)
+    if (g.op(op).phase != Phase::update) others_here.push_back(op);
+  CHECK(others_in_graph == others_here);
 }
