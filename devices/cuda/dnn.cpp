@@ -1,6 +1,10 @@
 // cuDNN descriptors and convolutions with a per-shape algorithm cache (see dnn.hpp).
 #include "devices/cuda/dnn.hpp"
 
+#include <cstdint>
+#include <limits>
+#include <string>
+
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -50,6 +54,14 @@ struct ConvDescs {
     XPUSIM_CUDA(cudnnCreateTensorDescriptor(&y));
     XPUSIM_CUDA(cudnnCreateFilterDescriptor(&w));
     XPUSIM_CUDA(cudnnCreateConvolutionDescriptor(&conv));
+    // cuDNN's 4-d descriptors hold int32 counts: a larger tensor (vgg16's first activation at
+    // batch 1,024 has 3.3e9 elements, which fits in an H200's memory in fp16) would come back
+    // as CUDNN_STATUS_NOT_SUPPORTED; say what it is.
+    for (int64_t numel : {c.n * c.c * c.h * c.w, c.n * c.k * c.ho * c.wo})
+      if (numel > int64_t{std::numeric_limits<int32_t>::max()})
+        throw UnavailableError("a convolution tensor of " + std::to_string(numel) +
+                               " elements (batch " + std::to_string(c.n) +
+                               ") is beyond cuDNN's limit of 2^31-1 elements per tensor; try a smaller batch");
     cudnnDataType_t t = cudnn_type(c.type);
     XPUSIM_CUDA(cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NCHW, t, int(c.n), int(c.c), int(c.h), int(c.w)));
     XPUSIM_CUDA(cudnnSetTensor4dDescriptor(y, CUDNN_TENSOR_NCHW, t, int(c.n), int(c.k), int(c.ho), int(c.wo)));
