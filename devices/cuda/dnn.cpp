@@ -1,11 +1,9 @@
 // cuDNN descriptors and convolutions with a per-shape algorithm cache (see dnn.hpp).
 #include "devices/cuda/dnn.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
-#include <string>
-
-#include <algorithm>
 #include <string>
 #include <vector>
 
