@@ -9,7 +9,7 @@ set(XPUSIM_INSTALL_CONFIGS "${CMAKE_INSTALL_DATADIR}/xpusim/configs")
 set(XPUSIM_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/xpusim")
 
 # Exported names drop the prefix: xpusim_predict -> xpusim::predict.
-set(xpusim_export_targets xpusim_common xpusim_onnx xpusim_models xpusim_engine_api xpusim_core xpusim_dnnl
+set(xpusim_export_targets xpusim_common xpusim_onnx xpusim_models xpusim_engine_api xpusim_parallel xpusim_core xpusim_dnnl
     xpusim_analytical xpusim_tpu xpusim_cpu xpusim_predict xpusim_costmodel xpusim_validation xpusim_sweep)
 if(XPUSIM_HAVE_CUDA)
   list(APPEND xpusim_export_targets xpusim_cuda_host xpusim_cuda)
@@ -35,7 +35,7 @@ if(XPUSIM_HAVE_CUDA)
 endif()
 
 # Headers keep their layer folders (#include "models/zoo.hpp") under include/xpusim/.
-install(DIRECTORY common models engine devices sim predict costmodel validation sweep
+install(DIRECTORY common models engine parallel devices sim predict costmodel validation sweep
         DESTINATION ${XPUSIM_INSTALL_INCLUDEDIR}
         FILES_MATCHING PATTERN "*.hpp" PATTERN "*.cuh"
         PATTERN "measured" EXCLUDE)

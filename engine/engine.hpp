@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,11 +32,40 @@ enum class Resource {
 };
 const char* resource_name(Resource u);
 
+// How an engine's device step meets the host that feeds it: which rule the host pass
+// (predict/host_pass.hpp) applies to turn the device step into the step.
+enum class HostCoupling {
+  prefetched,    // the host pipeline and the input copy run ahead of the devices: step = max(device, infeed, pipeline) (analytical GPUs)
+  shared_cores,  // the input pipeline runs on the cores that train: step = device + pipeline (analytical CPUs)
+  simulated,     // the engine simulates the infeed queue from StepRequest::host_batch_s (tpu_systemc)
+  measured,      // a real step, timed: nothing is added (cpu, cuda)
+};
+
+// The device side of a step, as an engine returns it (StepReport::device_step). The host pass
+// adds the framework's step overheads and input pipeline, and derives the step time, global
+// batch, throughput and, for prefetched and shared_cores, the bottleneck and utilisation.
+struct DeviceStep {
+  HostCoupling coupling = HostCoupling::measured;
+  bool ran = true;               // false: not run (the step does not fit in memory): no time
+  double device_s = 0;           // the devices' step (simulated, measured: the engine's whole step)
+  double device_overhead_s = 0;  // the device's own per-step sync outside its timeline
+  double infeed_s = 0;           // the input batch's copy to the device, overlapped with the step
+  // Device-side shares of the step for the bottleneck, in tie-break order (prefetched,
+  // shared_cores): the pass adds the step overhead to Resource::overhead and appends infeed and
+  // input_pipeline.
+  std::vector<std::pair<Resource, double>> shares;
+  std::map<Resource, double> busy_s;  // busy seconds per unit: utilisation = min(1, busy / step)
+  std::optional<double> flops;        // FLOPs per step: achieved_flops_per_s = flops / step
+};
+
 struct StepRequest {
   const OpGraph* graph = nullptr;        // a lowered training step (or inference pass, graph->task) at the per-device batch
   std::string model;                     // zoo name, for reports
   ResolvedPlacement placement;           // resolved once by predict(); engines never re-read YAML
   DataSource data = DataSource::synthetic;
+  // Real data: seconds the host's input pipeline needs for the samples of one step it feeds
+  // (ResolvedPlacement::input_feed), under the framework profile; set by the host pass.
+  double host_batch_s = 0;
   int steps = 10;                        // real backends: timed steps
   int warmup = 2;                        // real backends: untimed steps
   uint64_t seed = 1;
@@ -75,6 +105,7 @@ struct StepReport {
   std::map<Resource, double> utilization;  // resource -> fraction of the step busy
   std::map<std::string, double> per_op_s;      // op kind -> seconds per step
   nlohmann::json extra = nlohmann::json::object();  // engine-specific named statistics
+  DeviceStep device_step;                // what the engine returns for the host pass; not an output
 
   nlohmann::json to_json() const;
   // The record every front end prints (`predict`/`run` JSON and CSV, the Python module):

@@ -32,6 +32,26 @@ namespace {
 FrameworkSpec parse_framework_spec(const YAML::Node& root, const std::string& path, std::vector<FieldDoc>* fields);
 }  // namespace
 
+const std::vector<FrameworkFieldScope>& framework_field_scopes() {
+  // The tpu_systemc engine simulates its own collectives, kernels, memory and infeed queue:
+  // it takes the host-side fields (step overhead, the input pipeline's threads and cost,
+  // compile time) and none of these. Every field not listed applies to every engine.
+  static const std::vector<FrameworkFieldScope> scopes = {
+      {"device_step_overhead_ms", {"analytical"}},   // host split / merge per extra GPU (multi_gpu_model)
+      {"input_mode", {"analytical"}},                // a device loader (DALI) on GPUs
+      {"device_decode_us_per_sample", {"analytical"}},
+      {"strategy", {"analytical"}},                  // the gradient exchange of the analytical composer
+      {"gradient_exchange", {"analytical"}},
+      {"compute_efficiency_scale", {"analytical"}},  // roofline kernel efficiencies
+      {"tensor_efficiency_scale", {"analytical"}},
+      {"memory_efficiency_scale", {"analytical"}},
+      {"op_overhead_scale", {"analytical"}},
+      {"memory_overhead_fraction", {"analytical"}},  // the analytical memory estimate
+      {"extra_weight_copies", {"analytical"}},
+  };
+  return scopes;
+}
+
 FrameworkSpec load_framework_spec(const std::string& path, const std::vector<std::string>& overrides) {
   YAML::Node root = load_config_yaml(path);
   apply_overrides(root, overrides);
@@ -93,6 +113,16 @@ FrameworkSpec parse_framework_spec(const YAML::Node& root, const std::string& pa
   r.child("calibrate", "fittable constants (numeric top-level keys) for `xpusim calibrate --framework`");
   f.source = r.text("source", std::string(""), "where the constants come from / what they were fitted on");
   r.finish();
+  for (const auto& scope : framework_field_scopes()) {
+    if (scope.engines.empty() || !r.has(scope.field)) continue;
+    for (const auto& e : f.engines)
+      if (std::find(scope.engines.begin(), scope.engines.end(), e) == scope.engines.end()) {
+        std::string on;
+        for (const auto& a : scope.engines) on += (on.empty() ? "" : ", ") + a;
+        r.fail(scope.field, "applies to the " + on + " engine only, and this profile is for " + e +
+                                " (engines): remove it or make a profile per engine");
+      }
+  }
   if (f.name != fs::path(path).stem().string() && path.find('/') != std::string::npos &&
       fs::path(path).parent_path() == fs::path(config_dir()) / "frameworks")
     r.fail("name", "must equal the file stem '" + fs::path(path).stem().string() + "'");

@@ -70,6 +70,16 @@ struct FrameworkSpec {
   bool neutral() const { return name == "default"; }
 };
 
+// Which engines a profile field applies to: the host pass (predict/host_pass.hpp) and the
+// engines read a field only on these. A profile that lists an engine a field it sets does not
+// apply to is an error naming the field's line (a TPU profile setting the GPU-only
+// device_step_overhead_ms, say), so no profile field is silently ignored.
+struct FrameworkFieldScope {
+  const char* field;
+  std::vector<std::string> engines;  // empty = every engine
+};
+const std::vector<FrameworkFieldScope>& framework_field_scopes();
+
 // Parses one profile, with KEY=VALUE overrides applied first. Errors are UserError file:line: key.
 FrameworkSpec load_framework_spec(const std::string& path, const std::vector<std::string>& overrides = {});
 

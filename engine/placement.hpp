@@ -49,12 +49,22 @@ struct DeviceConfig {
   PowerSpec power;                       // for modelled energy (docs/power.md); not stated = none
 };
 
+// How the host's input pipeline feeds a placement, as its engine states it (check_placement):
+// the pipeline may use `cores` cores of `core_speed` (fewer when the framework limits its
+// threads) and prepares the samples of `devices_fed` devices per step.
+struct InputFeed {
+  double cores = 1;
+  double core_speed = 1;
+  int devices_fed = 1;
+};
+
 struct ResolvedPlacement {
   Placement requested;                          // as asked, for reports and cache keys
   std::shared_ptr<const DeviceConfig> device;   // null for real backends (cpu, cuda)
   std::shared_ptr<const SystemSpec> system;     // null for real backends
   int count = 1;
   int replicas = 1;                             // data-parallel replicas the graph is lowered for
+  InputFeed input_feed;                         // set by the engine's check_placement
   std::optional<CpuBuild> build;                // set for CPU devices
   std::optional<CpuBuild> framework_build;      // implied by the framework name; CPU devices use it
                                                 // when no build was asked for, accelerators ignore it

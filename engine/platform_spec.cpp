@@ -12,18 +12,38 @@ namespace fs = std::filesystem;
 namespace {
 auto non_negative = [](auto v) { return v >= 0 ? "" : "must be >= 0"; };  // numbers and integers
 
+constexpr Topology kTopologies[] = {Topology::none,      Topology::ring,     Topology::pcie_tree,
+                                    Topology::nvlink_bridge_pairs, Topology::nvlink_hybrid_cube_mesh,
+                                    Topology::nvswitch,  Topology::ici_torus, Topology::ethernet};
+
 LinkSpec read_link(const YAML::Node& n, const std::string& file, const std::string& ctx) {
   SpecReader r(n, file, ctx);
   LinkSpec l;
-  l.topology = r.text("topology", std::string("none"), "how devices are connected",
-                      {"none", "ring", "pcie_tree", "nvlink_bridge_pairs", "nvlink_hybrid_cube_mesh", "nvswitch", "ici_torus",
-                       "ethernet"});
+  std::vector<std::string> names;
+  for (Topology t : kTopologies) names.push_back(topology_name(t));
+  const std::string topology = r.text("topology", std::string("none"), "how devices are connected", names);
+  for (Topology t : kTopologies)
+    if (topology == topology_name(t)) l.topology = t;
   l.bandwidth_gbps = r.number("bandwidth_gbps", 0.0, "GB/s", "per-device bandwidth for collectives, one direction", non_negative);
   l.latency_us = r.number("latency_us", 0.0, "us", "latency per hop", non_negative);
   r.finish();
   return l;
 }
 }  // namespace
+
+const char* topology_name(Topology t) {
+  switch (t) {
+    case Topology::none: return "none";
+    case Topology::ring: return "ring";
+    case Topology::pcie_tree: return "pcie_tree";
+    case Topology::nvlink_bridge_pairs: return "nvlink_bridge_pairs";
+    case Topology::nvlink_hybrid_cube_mesh: return "nvlink_hybrid_cube_mesh";
+    case Topology::nvswitch: return "nvswitch";
+    case Topology::ici_torus: return "ici_torus";
+    case Topology::ethernet: return "ethernet";
+  }
+  return "?";
+}
 
 SystemSpec load_system_spec(const std::string& path) {
   YAML::Node root = load_config_yaml(path);

@@ -10,8 +10,13 @@
 
 namespace xpusim {
 
+// How the devices of a link are wired; the collective cost model (parallel/topology.hpp)
+// dispatches on it. The names are the YAML values.
+enum class Topology { none, ring, pcie_tree, nvlink_bridge_pairs, nvlink_hybrid_cube_mesh, nvswitch, ici_torus, ethernet };
+const char* topology_name(Topology t);
+
 struct LinkSpec {
-  std::string topology;          // ring, pcie_tree, nvlink_bridge_pairs, nvlink_hybrid_cube_mesh, nvswitch, ici_torus, ethernet, none
+  Topology topology = Topology::none;
   double bandwidth_gbps = 0;     // GB/s per direction available to one device for collectives
   double latency_us = 0;         // per message hop
 };

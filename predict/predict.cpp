@@ -8,6 +8,7 @@
 #include "common/config_paths.hpp"
 #include "common/error.hpp"
 #include "common/spec_reader.hpp"
+#include "predict/host_pass.hpp"
 
 namespace xpusim {
 
@@ -167,18 +168,6 @@ PreparedRequest prepare_request(const PredictRequest& r) {
   return p;
 }
 
-// Average power and energy per step of the placement from the report's utilisation
-// (engine/power.hpp, docs/power.md). Devices that state no power, and real backends (no
-// device spec), report none.
-static void set_modelled_power(const ResolvedPlacement& pl, StepReport& rep) {
-  if (!pl.device || !pl.device->power.stated() || !(rep.step_time_s > 0)) return;
-  const int per_host = pl.system ? pl.system->devices_per_host : 0;
-  const double host_w = pl.system ? pl.system->host.idle_power_w : 0.0;
-  rep.power_w =
-      placement_power_w(pl.device->power, activity_from_utilization(rep.utilization), pl.count, per_host, host_w);
-  rep.energy_per_step_j = rep.power_w * rep.step_time_s;
-}
-
 StepReport run_prepared(const PredictRequest& r, const PreparedRequest& p, const OpGraph& g) {
   StepRequest req;
   req.graph = &g;
@@ -198,13 +187,12 @@ StepReport run_prepared(const PredictRequest& r, const PreparedRequest& p, const
     if (!r.vcd_path.empty()) throw FieldError("vcd", why);
   }
   req.progress = r.progress;
+  // The host and framework side of the step, once for every engine (host_pass.hpp): the
+  // input pipeline's time before the step, the rest around the engine's device step.
+  req.host_batch_s = host_batch_s(req, g);
   StepReport rep = p.engine->run_step(req);
-  // One-off graph build / compile of the framework, from the size of the step graph, unless
-  // the engine modelled it itself.
-  const FrameworkSpec& fw = *p.placement.framework;
-  if (rep.compile_time_s == 0 && !p.engine->real_backend())
-    rep.compile_time_s = fw.compile_base_s + fw.compile_per_op_ms * 1e-3 * static_cast<double>(g.num_ops());
-  set_modelled_power(p.placement, rep);
+  apply_host_pass(req, g, rep);
+  apply_run_costs(p.placement, p.engine->real_backend(), p.spec.tokens_per_sample, g, rep);
   // A rate in a spec so small that a time overflows double (fp32_tflops: 1e-310) gave
   // step_time_s inf, printed as null, with throughput 0 and exit 0: an error instead.
   for (const auto& [what, v] : {std::pair<const char*, double>{"step time", rep.step_time_s},
@@ -216,8 +204,6 @@ StepReport run_prepared(const PredictRequest& r, const PreparedRequest& p, const
                       " of this prediction is not a finite number (" + std::to_string(v) +
                       "): a rate in the device, system or framework YAML is too small (or a time too large) for it");
   rep.model = p.spec.name;
-  if (p.spec.tokens_per_sample > 0)
-    rep.throughput_tokens_per_s = rep.throughput_samples_per_s * static_cast<double>(p.spec.tokens_per_sample);
   rep.precision = precision_name(p.options.precision);
   rep.data = data_source_name(r.data);
   rep.task = g.task;

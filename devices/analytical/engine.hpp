@@ -1,7 +1,8 @@
 // The `analytical` engine: predicts a training step of GPUs and cloud CPUs from the graph's
-// counted work, the device's rates (rates.hpp, op_cost.hpp), the system's links (comm.hpp)
-// and the host's input pipeline. Compute and communication run on two timelines so gradient
-// all-reduces overlap the rest of the backward pass, as TensorFlow/PyTorch/Horovod do.
+// counted work and the device's rates (rates.hpp, op_cost.hpp); the step over several devices
+// is composed by parallel/step_composer.hpp, where compute and communication run on two
+// timelines so gradient all-reduces overlap the rest of the backward pass, as
+// TensorFlow/PyTorch/Horovod do. The host's input pipeline is the host pass's (predict/).
 #pragma once
 #include <string>
 

@@ -3,7 +3,7 @@
 // roofline, max(FLOPs / compute rate, bytes / memory rate), plus a per-kernel overhead.
 // Conv/GEMM ops use tensor cores when the precision and channel counts allow, Winograd for
 // 3x3 stride-1 convolutions otherwise, and a fill factor for kernels too small to occupy
-// every SM. All-reduces are costed by the engine's collective model (comm.hpp).
+// every SM. All-reduces are priced on the cluster topology by parallel/collectives.hpp.
 #pragma once
 #include <string>
 

@@ -79,11 +79,11 @@ class CpuEngine final : public Engine {
     r.device = "cpu";
     r.count = 1;
     r.batch_per_device = g.batch;
-    r.global_batch = g.batch;
     // The median step: these machines are shared, and one step slowed by a neighbour should
-    // not move the figure (the mean is kept as step_time_mean_s).
-    r.step_time_s = median_of(step_s);
-    r.throughput_samples_per_s = static_cast<double>(g.batch) / r.step_time_s;
+    // not move the figure (the mean is kept as step_time_mean_s). The host pass makes it the
+    // step and derives the throughput.
+    r.device_step.coupling = HostCoupling::measured;
+    r.device_step.device_s = median_of(step_s);
     r.memory_bytes = ex.buffer_bytes();
     r.memory_capacity_bytes = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
     r.fits_in_memory = r.memory_bytes <= r.memory_capacity_bytes;

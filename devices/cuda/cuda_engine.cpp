@@ -158,11 +158,12 @@ class CudaEngine final : public Engine {
     rep.device = "cuda";
     rep.count = k;
     rep.batch_per_device = g.batch;
-    rep.global_batch = g.batch * k;
     // The median step, as on the CPU backend (a step slowed by something else on the machine
-    // does not move it); the mean is kept as step_time_mean_s.
-    rep.step_time_s = median_of(step_s);
-    rep.throughput_samples_per_s = static_cast<double>(rep.global_batch) / rep.step_time_s;
+    // does not move it); the mean is kept as step_time_mean_s. The host pass makes it the
+    // step and derives the global batch and throughput.
+    const double median_s = median_of(step_s);
+    rep.device_step.coupling = HostCoupling::measured;
+    rep.device_step.device_s = median_s;
     rep.memory_bytes = reps[0]->pool_stats().peak_in_use_bytes;
     rep.memory_capacity_bytes = static_cast<int64_t>(prop.totalGlobalMem);
     rep.fits_in_memory = true;
@@ -179,7 +180,7 @@ class CudaEngine final : public Engine {
     // time in the profiled step says where the time went.
     rep.bottleneck = Resource::measured;
     rep.extra["top_op_kind"] = top;
-    rep.utilization[Resource::gpu] = std::min(1.0, busy / std::max(1e-12, rep.step_time_s));
+    rep.utilization[Resource::gpu] = std::min(1.0, busy / std::max(1e-12, median_s));
     int rt = 0, drv = 0;
     cudaRuntimeGetVersion(&rt);
     cudaDriverGetVersion(&drv);

@@ -37,6 +37,8 @@ class TpuEngine final : public Engine {
                                     " TensorCores, got " + std::to_string(p.count));
     if (p.requested.build) throw FieldError("build", "only CPU devices take a framework build (pip|compiled)");
     p.replicas = p.count;  // every TensorCore is a data-parallel replica
+    // The host prepares the global batch on all its cores; each core receives its share.
+    p.input_feed = InputFeed{static_cast<double>(p.system->host.cpu_cores), p.system->host.core_speed, p.count};
   }
 
   StepReport run_step(const StepRequest& req) override {
@@ -62,7 +64,7 @@ class TpuEngine final : public Engine {
     rep.system = sys.name;
     rep.count = count;
     rep.batch_per_device = g.batch;
-    rep.global_batch = g.batch * count;
+    rep.device_step.coupling = HostCoupling::simulated;
 
     // Memory: persistent state plus the peak of live tensors over the schedule (work.cpp).
     GraphTotals tot = graph_totals(g);
@@ -73,6 +75,7 @@ class TpuEngine final : public Engine {
     if (!rep.fits_in_memory) {
       // Not simulated: the program could not be placed in HBM.
       rep.bottleneck = Resource::memory;
+      rep.device_step.ran = false;
       rep.extra["memory_needed_bytes"] = rep.memory_bytes;
       return rep;
     }
@@ -95,17 +98,10 @@ class TpuEngine final : public Engine {
     c.cores_per_chip = spec.cores_per_chip;
     c.real_data = lo.real_data;
     if (c.real_data) {
-      if (!req.placement.dataset) throw InternalError("tpu_systemc: real data without a resolved dataset");
-      const DatasetSpec& ds = *req.placement.dataset;
-      // The host prepares the global batch on all its cores; each core receives its share.
-      // The framework's pipeline: its per-sample cost relative to tf.data and its threads.
-      const FrameworkSpec& fw = *req.placement.framework;
-      double host_core_s = static_cast<double>(rep.global_batch) * (ds.host_preprocess_ms * fw.input_cost_scale) * 1e-3;
-      const double threads = fw.input_threads > 0 ? std::min<double>(fw.input_threads, sys.host.cpu_cores)
-                                                  : static_cast<double>(sys.host.cpu_cores);
-      c.host_batch_s = host_core_s / (threads * sys.host.core_speed);
+      // The host pass's time for the input pipeline to prepare one step's batch (the
+      // framework's threads and per-sample cost); the simulation queues it against the step.
+      c.host_batch_s = req.host_batch_s;
       c.pcie_bytes_per_s = sys.host.pcie_bandwidth_gbps * 1e9;
-      rep.extra["host_images_per_s"] = sys.host.cpu_cores * sys.host.core_speed / (ds.host_preprocess_ms * 1e-3);
     }
     c.prefetch_depth = spec.prefetch_depth_batches;
     c.steps = 2;
@@ -127,16 +123,8 @@ class TpuEngine final : public Engine {
                   TraceInfo{spec.name, count, spec.cores_per_chip, r.step_time_s});
 
 
-    // The framework's host work per step (Keras' loop and its per-step RPC to the TPU host)
-    // sits between device steps.
-    const FrameworkSpec& fw = *req.placement.framework;
-    const double framework_step_s = fw.step_overhead_ms * 1e-3;
-    rep.step_time_s = r.step_time_s + framework_step_s;
-    rep.throughput_samples_per_s = rep.step_time_s > 0 ? rep.global_batch / rep.step_time_s : 0;
-    if (!fw.neutral()) {
-      rep.framework = fw.name;
-      rep.extra["framework_step_overhead_s"] = framework_step_s;
-    }
+    // The device step; the host pass adds the framework's host work between steps.
+    rep.device_step.device_s = r.step_time_s;
     const double T = r.step_time_s > 0 ? r.step_time_s : 1;
     auto busy = [&](Unit u) { return r.busy_s[static_cast<int>(u)]; };
     rep.utilization[Resource::mxu] = busy(Unit::mxu) / T;

@@ -13,16 +13,17 @@ layer_of() {
     common/*) echo "common 0" ;;
     models/*) echo "models 1" ;;
     engine/*) echo "engine 2" ;;
-    devices/analytical/*) echo "devices/analytical 3" ;;
-    devices/cpu/*) echo "devices/cpu 3" ;;
-    devices/cuda/*) echo "devices/cuda 3" ;;
-    sim/tpu/*) echo "sim/tpu 3" ;;
-    predict/*) echo "predict 4" ;;
-    costmodel/*) echo "costmodel 5" ;;
-    validation/*) echo "validation 6" ;;
-    sweep/*) echo "sweep 7" ;;
-    cli/*) echo "cli 8" ;;
-    python/*) echo "python 9" ;;
+    parallel/*) echo "parallel 3" ;;
+    devices/analytical/*) echo "devices/analytical 4" ;;
+    devices/cpu/*) echo "devices/cpu 4" ;;
+    devices/cuda/*) echo "devices/cuda 4" ;;
+    sim/tpu/*) echo "sim/tpu 4" ;;
+    predict/*) echo "predict 5" ;;
+    costmodel/*) echo "costmodel 6" ;;
+    validation/*) echo "validation 7" ;;
+    sweep/*) echo "sweep 8" ;;
+    cli/*) echo "cli 9" ;;
+    python/*) echo "python 10" ;;
     *) echo "" ;;
   esac
 }

@@ -6,7 +6,6 @@
 #include <cmath>
 
 #include "common/error.hpp"
-#include "devices/analytical/comm.hpp"
 #include "devices/analytical/device_spec.hpp"
 #include "devices/analytical/host_detect.hpp"
 #include "devices/analytical/op_cost.hpp"
@@ -135,28 +134,6 @@ TEST_CASE("an LSTM pays one dispatch plus a per-timestep cost; transcendentals c
         with({"recurrent_step_overhead_us=45"}));
   // Dearer transcendentals only slow the step (sigmoid/tanh in the LSTM and the loss).
   CHECK(with({"recurrent_step_overhead_us=0", "transcendental_flops=40"}) > t0);
-}
-
-TEST_CASE("ring all-reduce time of a known size", "[analytical][comm]") {
-  CollectiveLinks l;
-  l.replicas = 8;
-  l.devices_per_host = 8;
-  l.intra_bytes_s = 10e9;
-  l.intra_latency_s = 5e-6;
-  // 2 (r-1)/r * 100 MB / 10 GB/s = 17.5 ms, plus 2 (r-1) = 14 hops of 5 us.
-  CHECK(allreduce_time_s(100e6, l) == Approx(17.5e-3 + 70e-6));
-  l.replicas = 1;
-  CHECK(allreduce_time_s(100e6, l) == 0);
-  // Two hosts of 8 over 1 GB/s NICs: + 2 (2-1)/2 * 100 MB / 1 GB/s = 100 ms + 2 hops of 50 us.
-  l.replicas = 16;
-  l.inter_bytes_s = 1e9;
-  l.inter_latency_s = 50e-6;
-  CHECK(allreduce_time_s(100e6, l) == Approx(17.5e-3 + 70e-6 + 0.1 + 100e-6));
-  // Parameter server: push 100 MB at 10 GB/s; pull of the weights the same.
-  l.replicas = 4;
-  l.parameter_server = true;
-  CHECK(allreduce_time_s(100e6, l) == Approx(10e-3 + 5e-6));
-  CHECK(parameter_server_pull_s(100e6, l) == Approx(10e-3 + 5e-6));
 }
 
 TEST_CASE("memory: the OOM boundary sits exactly at the estimated bytes", "[analytical][memory]") {

@@ -15,9 +15,9 @@
 
 #include "common/config_paths.hpp"
 #include "common/error.hpp"
-#include "devices/analytical/comm.hpp"
 #include "devices/analytical/device_spec.hpp"
 #include "engine/platform_spec.hpp"
+#include "parallel/topology.hpp"
 #include "predict/predict.hpp"
 
 using namespace xpusim;
@@ -173,7 +173,8 @@ TEST_CASE("the new systems hold only devices they can physically take", "[device
       const DeviceSpec d = load_device_spec(dev);
       CHECK(d.kind == DeviceKind::gpu);
       // NVLink systems need cards with NVLink; the pure PCIe server takes no SXM module.
-      if (s.intra_host.topology == "nvlink_bridge_pairs" || s.intra_host.topology == "nvswitch") CHECK(d.nvlink_gbps > 0);
+      if (s.intra_host.topology == Topology::nvlink_bridge_pairs || s.intra_host.topology == Topology::nvswitch)
+        CHECK(d.nvlink_gbps > 0);
       const bool sxm_module = d.description.find("SXM") != std::string::npos;
       if (name == "server_pcie" || name == "server_pcie_nvlink") CHECK_FALSE(sxm_module);
       if (name == "server_sxm" || name == "dgx2") CHECK(sxm_module);
@@ -188,21 +189,27 @@ TEST_CASE("the new systems hold only devices they can physically take", "[device
   }
 }
 
+namespace {
+double intra_gbps(Topology t, double system_gbps, int local, double pcie, double nvlink) {
+  return parallel::intra_node_gbps(t, system_gbps, local, parallel::DevicePorts{pcie, nvlink});
+}
+}  // namespace
+
 TEST_CASE("a collective's link is the slower end: the system's link capped by the card's port", "[devices]") {
   // Ports of 0 = not stated: the system's figure alone (every device before issue 13).
-  CHECK(intra_host_gbps("pcie_tree", 10, 2, 0, 0) == 10);
-  CHECK(intra_host_gbps("nvswitch", 300, 8, 0, 0) == 300);
-  CHECK(intra_host_gbps("nvlink_hybrid_cube_mesh", 75, 8, 24, 300) == 75);
+  CHECK(intra_gbps(Topology::pcie_tree, 10, 2, 0, 0) == 10);
+  CHECK(intra_gbps(Topology::nvswitch, 300, 8, 0, 0) == 300);
+  CHECK(intra_gbps(Topology::nvlink_hybrid_cube_mesh, 75, 8, 24, 300) == 75);
   // A Gen4 card (24 GB/s) in a Gen5 server (50) moves Gen4 rates; an A100 (NVLink 3, 300) on
   // an NVLink-4 switch (450) moves NVLink-3 rates.
-  CHECK(intra_host_gbps("pcie_tree", 50, 8, 24, 0) == 24);
-  CHECK(intra_host_gbps("nvswitch", 450, 8, 24, 300) == 300);
-  CHECK(intra_host_gbps("nvswitch", 450, 8, 50, 450) == 450);
+  CHECK(intra_gbps(Topology::pcie_tree, 50, 8, 24, 0) == 24);
+  CHECK(intra_gbps(Topology::nvswitch, 450, 8, 24, 300) == 300);
+  CHECK(intra_gbps(Topology::nvswitch, 450, 8, 50, 450) == 450);
   // Bridged pairs: 2 GPUs use the bridge; 4 or 8 ring across PCIe between the pairs.
-  CHECK(intra_host_gbps("nvlink_bridge_pairs", 50, 2, 24, 56.25) == 56.25);
-  CHECK(intra_host_gbps("nvlink_bridge_pairs", 50, 4, 24, 56.25) == 24);
-  CHECK(intra_host_gbps("nvlink_bridge_pairs", 50, 8, 50, 300) == 50);
-  CHECK(intra_host_gbps("nvlink_bridge_pairs", 50, 1, 24, 56.25) == 24);
+  CHECK(intra_gbps(Topology::nvlink_bridge_pairs, 50, 2, 24, 56.25) == 56.25);
+  CHECK(intra_gbps(Topology::nvlink_bridge_pairs, 50, 4, 24, 56.25) == 24);
+  CHECK(intra_gbps(Topology::nvlink_bridge_pairs, 50, 8, 50, 300) == 50);
+  CHECK(intra_gbps(Topology::nvlink_bridge_pairs, 50, 1, 24, 56.25) == 24);
 }
 
 TEST_CASE("every new device on every system that holds it predicts ResNet-50 in full and mixed precision",

@@ -4,7 +4,9 @@
 // fitted numbers.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 
@@ -243,4 +245,37 @@ TEST_CASE("validate on the reference CSV: overall and per-metric error of the st
   // No row is skipped for a missing price tier or framework profile.
   for (const auto& r : res.rows)
     if (!r.used) CHECK_THAT(r.reason, Catch::Contains("circular"));
+}
+
+TEST_CASE("a profile field that does not apply to a listed engine is an error at its line", "[frameworks]") {
+  const std::string p = (fs::temp_directory_path() / "xpusim_fw_scope.yaml").string();
+  auto write = [&](const std::string& text) {
+    std::ofstream(p) << text;
+    return p;
+  };
+  // A TPU profile that sets GPU-only fields: the first one is named with its line.
+  write("name: fw\nengines: [tpu_systemc]\nstep_overhead_ms: 3\ninput_mode: device_loader\n");
+  CHECK_THROWS_WITH(load_framework_spec(p),
+                    p + ":4: input_mode: applies to the analytical engine only, and this profile is for tpu_systemc "
+                        "(engines): remove it or make a profile per engine");
+  write("name: fw\nengines: [analytical, tpu_systemc]\nmemory_overhead_fraction: 0.5\n");
+  CHECK_THROWS_WITH(load_framework_spec(p), Catch::StartsWith(p + ":3: memory_overhead_fraction: applies to the "
+                                                                  "analytical engine only"));
+  // An override is read by the same check.
+  write("name: fw\nengines: [tpu_systemc]\n");
+  CHECK_NOTHROW(load_framework_spec(p));
+  CHECK_THROWS_WITH(load_framework_spec(p, {"device_step_overhead_ms=1"}),
+                    Catch::Contains("device_step_overhead_ms: applies to the analytical engine only"));
+  // The same fields on an analytical profile, and the shared ones on a TPU profile, are fine.
+  write("name: fw\nengines: [analytical]\ninput_mode: device_loader\ndevice_step_overhead_ms: 1\n");
+  CHECK(load_framework_spec(p).device_step_overhead_ms == 1);
+  write("name: fw\nengines: [tpu_systemc]\nstep_overhead_ms: 3\ninput_threads: 1\ninput_cost_scale: 2\ncompile_base_s: 4\n");
+  CHECK(load_framework_spec(p).input_cost_scale == 2);
+  // Every field in the table is one the profile reader declares.
+  const auto docs = framework_spec_fields((fs::path(config_dir()) / "frameworks" / "tpu_estimator.yaml").string());
+  for (const auto& scope : framework_field_scopes()) {
+    INFO(scope.field);
+    CHECK(std::any_of(docs.begin(), docs.end(), [&](const FieldDoc& d) { return d.key == scope.field; }));
+  }
+  fs::remove(p);
 }

@@ -1,0 +1,64 @@
+// Data-parallel step composition: two in-order timelines, compute and communication.
+#include "parallel/step_composer.hpp"
+
+#include <algorithm>
+
+#include "common/error.hpp"
+#include "parallel/collectives.hpp"
+
+namespace xpusim::parallel {
+
+StepComposer::StepComposer(const ParallelPlan& plan, const ClusterTopology& topology, const ComposeOptions& options)
+    : plan_(plan), topology_(topology), options_(options) {
+  check_plan(plan_);
+  if (topology_.devices != plan_.devices())
+    throw InternalError("parallel: topology of " + std::to_string(topology_.devices) + " devices for a plan of " +
+                        std::to_string(plan_.devices()));
+}
+
+double StepComposer::gradient_exchange_s(double bytes) const {
+  const bool gather = options_.strategy == MultiDeviceStrategy::gather_on_first && plan_.dp > 1;
+  return gather ? gather_on_first_time_s(bytes, topology_) : allreduce_time_s(bytes, topology_);
+}
+
+ComposedStep StepComposer::compose(const OpGraph& g, const std::vector<PricedOp>& ops) const {
+  if (static_cast<int>(ops.size()) != g.num_ops()) throw InternalError("parallel: one PricedOp per op expected");
+  // Keras multi_gpu_model: every tower's gradients go to one device, which sends weights back
+  // after the whole backward pass (no overlap with compute).
+  const bool gather = options_.strategy == MultiDeviceStrategy::gather_on_first && plan_.dp > 1;
+  ComposedStep s;
+  s.collective_s.assign(ops.size(), 0.0);
+  // Two in-order timelines: the compute stream runs ops in schedule order as soon as their
+  // inputs are ready; the communication stream runs all-reduces as soon as their gradient is.
+  std::vector<double> ready(static_cast<size_t>(g.num_tensors()), 0.0);
+  double compute_free = 0, comm_free = 0;
+  for (int op : g.schedule()) {
+    const OpNode& n = g.op(op);
+    const PricedOp& c = ops[static_cast<size_t>(op)];
+    double dep = 0;
+    for (int t : n.inputs) dep = std::max(dep, ready[static_cast<size_t>(t)]);
+    double end;
+    if (c.collective) {
+      const double t = gradient_exchange_s(c.collective_bytes) + c.overhead_s;
+      end = std::max(comm_free, dep) + t;
+      comm_free = end;
+      s.comm_busy_s += t;
+      // The share of a collective that is not hidden (1 - comm_overlap) stalls the compute
+      // stream; a gathered exchange is not overlapped at all.
+      const double stall = gather ? t : (1.0 - options_.comm_overlap) * t;
+      compute_free = std::max(compute_free, end - t) + stall;
+      s.comm_stall_s += stall;
+      s.collective_s[static_cast<size_t>(op)] = t;
+    } else {
+      end = std::max(compute_free, dep) + c.time_s;
+      compute_free = end;
+    }
+    for (int t : n.outputs) ready[static_cast<size_t>(t)] = end;
+  }
+  s.compute_end_s = compute_free;
+  s.comm_end_s = comm_free;
+  s.weight_pull_s = options_.inference ? 0.0 : parameter_server_pull_s(options_.weight_bytes, topology_);
+  return s;
+}
+
+}  // namespace xpusim::parallel

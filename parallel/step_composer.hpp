@@ -1,0 +1,71 @@
+// Composes one step of a model partitioned over many devices from the per-device work an
+// engine priced (one PricedOp per op of the lowered per-device graph) and the collectives
+// priced on the cluster topology. Data parallelism today: the graph's gradient AllReduce ops
+// run on a communication stream beside the compute stream, each as soon as its gradient is
+// ready, so the exchange overlaps the rest of the backward pass (docs/analytical-model.md).
+// Tensor, pipeline, context and expert parallelism and ZeRO sharding extend compose() and the
+// plan (docs/architecture.md, "Distributed training": where to add a parallelism strategy).
+#pragma once
+#include <algorithm>
+#include <vector>
+
+#include "engine/framework_spec.hpp"
+#include "models/graph.hpp"
+#include "parallel/plan.hpp"
+#include "parallel/topology.hpp"
+
+namespace xpusim::parallel {
+
+// One op of the per-device step as the engine priced it.
+struct PricedOp {
+  bool collective = false;      // a gradient exchange (the graph's AllReduce ops)
+  double time_s = 0;            // compute ops: seconds on one device
+  double collective_bytes = 0;  // collectives: bytes each device contributes
+  double overhead_s = 0;        // collectives: launch / dispatch overhead
+};
+
+// How the devices run collectives beside compute.
+struct ComposeOptions {
+  MultiDeviceStrategy strategy = MultiDeviceStrategy::system;  // the framework's
+  // Share of a collective's time hidden under compute (NCCL's reduction kernels run on the
+  // SMs and contend for memory bandwidth: the rest stalls the compute stream).
+  double comm_overlap = 1.0;
+  double weight_bytes = 0;  // fp32 weights a parameter server sends back per step
+  bool inference = false;   // an inference pass exchanges nothing
+};
+
+struct ComposedStep {
+  double compute_end_s = 0;   // when the compute stream finishes
+  double comm_end_s = 0;      // when the communication stream finishes
+  double comm_busy_s = 0;     // seconds the links are busy
+  double comm_stall_s = 0;    // compute-stream seconds lost to collectives
+  double weight_pull_s = 0;   // parameter server: weights pulled before the next step
+  std::vector<double> collective_s;  // per op id: the collective's time (0 for compute ops)
+
+  // The devices' step: both streams drained and the weights pulled.
+  double device_s() const { return std::max(compute_end_s, comm_end_s) + weight_pull_s; }
+  // Communication not hidden under compute.
+  double exposed_comm_s() const {
+    return std::max(0.0, comm_end_s - compute_end_s) + weight_pull_s + comm_stall_s;
+  }
+};
+
+class StepComposer {
+ public:
+  // check_plan(plan) first: FieldError("parallel") for a plan it cannot compose.
+  StepComposer(const ParallelPlan& plan, const ClusterTopology& topology, const ComposeOptions& options);
+  // `ops` is indexed by op id (g.num_ops() entries); ops run in g.schedule() order.
+  ComposedStep compose(const OpGraph& g, const std::vector<PricedOp>& ops) const;
+  // One collective of `bytes` under this plan and strategy, seconds (launch overhead excluded).
+  double gradient_exchange_s(double bytes) const;
+
+  const ParallelPlan& plan() const { return plan_; }
+  const ClusterTopology& topology() const { return topology_; }
+
+ private:
+  ParallelPlan plan_;
+  ClusterTopology topology_;
+  ComposeOptions options_;
+};
+
+}  // namespace xpusim::parallel

@@ -1,0 +1,133 @@
+// The host/framework pass above the engines (host_pass.hpp). The arithmetic keeps the order
+// the engines used before the pass existed, so predictions are byte-identical
+// (tests/golden_identity/capture.sh).
+#include "predict/host_pass.hpp"
+
+#include <algorithm>
+
+#include "common/error.hpp"
+
+namespace xpusim {
+
+double host_batch_s(const StepRequest& req, const OpGraph& g) {
+  if (req.data != DataSource::real) return 0.0;
+  if (!req.placement.dataset) throw InternalError("host pass: real data without a resolved dataset");
+  const DatasetSpec& ds = *req.placement.dataset;
+  const FrameworkSpec& fw = *req.placement.framework;
+  const InputFeed& feed = req.placement.input_feed;
+  const double samples = static_cast<double>(g.batch) * feed.devices_fed;
+  // The framework's pipeline may use fewer threads than the host has (a Python loop: 1).
+  const double threads = fw.input_threads > 0 ? static_cast<double>(fw.input_threads) : 0.0;
+  const double cores = (threads > 0 ? std::min(threads, feed.cores) : feed.cores) * feed.core_speed;
+  return samples * (ds.host_preprocess_ms * fw.input_cost_scale) * 1e-3 / cores;
+}
+
+namespace {
+
+double throughput(int64_t global_batch, double step_s) {
+  return step_s > 0 ? static_cast<double>(global_batch) / step_s : 0;
+}
+
+// Analytical engines: the host bounds or adds to the device step, and the bottleneck and
+// utilisation are shares of the whole step.
+void bounded_step(const StepRequest& req, const OpGraph& g, StepReport& rep, double framework_step_s) {
+  const DeviceStep& dstep = rep.device_step;
+  const FrameworkSpec& fw = *req.placement.framework;
+  const SystemSpec& sys = *req.placement.system;
+  const bool prefetched = dstep.coupling == HostCoupling::prefetched;
+  // The device's and the host's per-step sync (session run, host sync) are part of the device step.
+  const double step_overhead_s = dstep.device_overhead_s + sys.host.step_overhead_ms * 1e-3;
+  double device_s = dstep.device_s + step_overhead_s;
+  const double infeed_s = dstep.infeed_s;
+  // With real data every sample is decoded and augmented on the host's cores (tf.data runs
+  // ahead of the devices, so the step is bounded by the slower of the two), or on the
+  // accelerator by a device loader (DALI): no host bound, device time per sample.
+  double pipeline_s = 0;
+  if (req.data == DataSource::real) {
+    if (prefetched && fw.input_mode == InputMode::device_loader)
+      device_s += static_cast<double>(g.batch) * fw.device_decode_us_per_sample * 1e-6;
+    else
+      pipeline_s = req.host_batch_s;
+  }
+  // On a CPU device the pipeline shares the cores that train, so its time adds up.
+  double step_s = prefetched ? std::max({device_s, infeed_s, pipeline_s}) : device_s + pipeline_s;
+  step_s += framework_step_s;
+  rep.step_time_s = step_s;
+
+  // Bottleneck: the largest share of the step, in a fixed order so ties are deterministic.
+  std::vector<std::pair<Resource, double>> shares = dstep.shares;
+  double overhead_s = step_overhead_s;
+  for (auto& [k, v] : shares)
+    if (k == Resource::overhead) v = overhead_s = v + step_overhead_s;
+  shares.emplace_back(Resource::infeed, prefetched && infeed_s >= device_s ? infeed_s : 0.0);
+  shares.emplace_back(Resource::input_pipeline,
+                      (prefetched ? pipeline_s >= device_s : pipeline_s > 0) ? pipeline_s : 0.0);
+  rep.bottleneck = Resource::compute;
+  double best = -1;
+  for (const auto& [k, v] : shares)
+    if (v > best) best = v, rep.bottleneck = k;
+  if (prefetched && std::max(infeed_s, pipeline_s) >= device_s)
+    rep.bottleneck = infeed_s > pipeline_s ? Resource::infeed : Resource::input_pipeline;
+
+  // Utilisation = fraction of the step each unit is busy (engine.hpp).
+  for (const auto& [k, busy] : dstep.busy_s) rep.utilization[k] = std::min(1.0, busy / step_s);
+  if (dstep.flops) rep.extra["achieved_flops_per_s"] = *dstep.flops / step_s;
+  if (pipeline_s > 0) rep.utilization[Resource::input_pipeline] = std::min(1.0, pipeline_s / step_s);
+  rep.extra["time_overhead_s"] = overhead_s;
+  rep.extra["input_pipeline_s"] = pipeline_s;
+}
+
+}  // namespace
+
+void apply_host_pass(const StepRequest& req, const OpGraph& g, StepReport& rep) {
+  const DeviceStep& dstep = rep.device_step;
+  rep.global_batch = g.batch * req.placement.replicas;
+  if (!dstep.ran) return;
+  if (dstep.coupling == HostCoupling::measured) {
+    rep.step_time_s = dstep.device_s;
+    rep.throughput_samples_per_s = throughput(rep.global_batch, rep.step_time_s);
+    return;
+  }
+  const FrameworkSpec& fw = *req.placement.framework;
+  // The framework's host work per step (Python loop, callbacks, splitting the batch over
+  // devices) runs between device steps, not under them.
+  const double framework_step_s = fw.step_overhead_ms * 1e-3 +
+                                  fw.device_step_overhead_ms * 1e-3 * static_cast<double>(req.placement.replicas - 1);
+  if (dstep.coupling == HostCoupling::simulated) {
+    rep.step_time_s = dstep.device_s + framework_step_s;
+    if (req.data == DataSource::real) {
+      const HostSpec& host = req.placement.system->host;
+      rep.extra["host_images_per_s"] = host.cpu_cores * host.core_speed / (req.placement.dataset->host_preprocess_ms * 1e-3);
+    }
+  } else {
+    bounded_step(req, g, rep, framework_step_s);
+  }
+  rep.throughput_samples_per_s = throughput(rep.global_batch, rep.step_time_s);
+  if (!fw.neutral()) {
+    rep.framework = fw.name;
+    rep.extra["framework_step_overhead_s"] = framework_step_s;
+  }
+}
+
+void apply_run_costs(const ResolvedPlacement& pl, bool real_backend, int64_t tokens_per_sample, const OpGraph& g,
+                     StepReport& rep) {
+  // One-off graph build / compile of the framework, from the size of the step graph, unless
+  // the engine modelled it itself.
+  const FrameworkSpec& fw = *pl.framework;
+  if (rep.compile_time_s == 0 && !real_backend)
+    rep.compile_time_s = fw.compile_base_s + fw.compile_per_op_ms * 1e-3 * static_cast<double>(g.num_ops());
+  // Average power and energy per step of the placement from the report's utilisation
+  // (engine/power.hpp, docs/power.md). Devices that state no power, and real backends (no
+  // device spec), report none.
+  if (pl.device && pl.device->power.stated() && rep.step_time_s > 0) {
+    const int per_host = pl.system ? pl.system->devices_per_host : 0;
+    const double host_w = pl.system ? pl.system->host.idle_power_w : 0.0;
+    rep.power_w =
+        placement_power_w(pl.device->power, activity_from_utilization(rep.utilization), pl.count, per_host, host_w);
+    rep.energy_per_step_j = rep.power_w * rep.step_time_s;
+  }
+  if (tokens_per_sample > 0)
+    rep.throughput_tokens_per_s = rep.throughput_samples_per_s * static_cast<double>(tokens_per_sample);
+}
+
+}  // namespace xpusim

@@ -1,0 +1,28 @@
+// The host and framework side of a step, once for every engine: engines return the device
+// step (StepReport::device_step); this pass adds what the host and the framework profile do
+// around it — the input pipeline's time (before the step, for engines that simulate the
+// infeed queue) and its bound, the host and framework step overheads, global_batch = batch x
+// replicas, samples/s and tokens/s, the one-off compile time and the modelled power.
+// Which profile fields apply to which engine is FrameworkSpec's table (engine/framework_spec.hpp).
+#pragma once
+#include "engine/engine.hpp"
+
+namespace xpusim {
+
+// Real data: seconds the host's input pipeline needs for the samples of one step, from the
+// dataset's per-sample cost, the framework's cost scale and threads and the placement's
+// InputFeed. 0 for synthetic data. InternalError when real data has no resolved dataset.
+double host_batch_s(const StepRequest& req, const OpGraph& g);
+
+// Turns the engine's device step into the step: step time, global batch, throughput, the
+// framework's name and step overhead, and for prefetched / shared_cores engines the input
+// pipeline bound, bottleneck and utilisation.
+void apply_host_pass(const StepRequest& req, const OpGraph& g, StepReport& rep);
+
+// The one-off compile time of the framework (unless the engine modelled one), the modelled
+// power and energy, and tokens/s of token-wise models.
+// tokens_per_sample: of the model (0 = not a token-wise model).
+void apply_run_costs(const ResolvedPlacement& pl, bool real_backend, int64_t tokens_per_sample, const OpGraph& g,
+                     StepReport& rep);
+
+}  // namespace xpusim
