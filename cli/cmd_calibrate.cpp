@@ -21,6 +21,13 @@ struct CalibrateArgs {
   std::vector<std::string> overrides;
   int max_evaluations = 300;
 };
+
+// How to apply a written overlay, in command-line words (the library writes it as a comment).
+std::string apply_hint(const validation::FitResult& fit) {
+  std::string h = "`xpusim validate --calibration FILE` or `xpusim predict --device " + fit.device;
+  for (const auto& kv : validation::fitted_overrides_short(fit.params)) h += " --set " + kv;
+  return h + "`";
+}
 }  // namespace
 
 void register_calibrate(CLI::App& app) {
@@ -76,7 +83,7 @@ void register_calibrate(CLI::App& app) {
     std::vector<LeaveOneOut> loo;
     if (!a->leave_one_out.empty()) loo = leave_one_out(rows, o, by);
     if (!a->out.empty()) {
-      write_file_checked(a->out, [&](std::ostream& os) { os << overlay_yaml(fit, a->reference); }, "--out");
+      write_file_checked(a->out, [&](std::ostream& os) { os << overlay_yaml(fit, a->reference, apply_hint(fit)); }, "--out");
     }
     print_calibration(std::cout, fit, a->leave_one_out.empty() ? nullptr : &loo, f, by);
   });

@@ -77,7 +77,7 @@ void register_compare(CLI::App& app) {
     if (!a->out.empty())
       write_file_atomic(
           a->out, [&](std::ostream& os) { cost::write_compare_rows(os, r, f, inputs, !r.interrupted); }, "--out");
-    cost::print_compare(std::cout, r, f);
+    cost::print_compare(std::cout, r, f, "--format csv or json");
     if (r.interrupted) {
       check_stream(std::cout, "stdout");
       throw InterruptedError("compare stopped after " + std::to_string(r.rows.size()) + " of " +

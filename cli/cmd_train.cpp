@@ -97,7 +97,17 @@ void register_train(CLI::App& app) {
     // stay in the log, and the exit code is 130. A second Ctrl-C kills as usual.
     StopOnSignal guard;
     o->stop = &guard.flag();
-    cpu::TrainResult r = cpu::train_fashion_mnist(*o);
+    cpu::TrainResult r = [&] {
+      try {
+        return cpu::train_fashion_mnist(*o);
+      } catch (const UnavailableError& e) {  // the library names the field; here its flag
+        std::string m = e.what();
+        const std::string field = "(data_dir)";
+        if (m.size() > field.size() && m.compare(m.size() - field.size(), field.size(), field) == 0)
+          m.replace(m.size() - field.size(), field.size(), "(--data-dir)");
+        throw UnavailableError(m);
+      }
+    }();
     o->stop = nullptr;
     auto report_interrupt = [&] {
       if (!r.interrupted) return;

@@ -103,6 +103,7 @@ void register_validate(CLI::App& app) {
       mo.warmup = a->measure_warmup;
       mo.repeats = a->measure_repeats;
       mo.date = today_utc();
+      mo.command = "xpusim validate --measure " + mo.backend;
       mo.progress = true;
       if (a->resume && a->measure_out.empty())
         throw UserError("--resume: needs --measure-out FILE (the measured rows to continue)");

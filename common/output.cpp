@@ -42,16 +42,6 @@ static bool looks_numeric(const std::string& s) {
   return end && (*end == '\0' || *end == '%' || *end == ' ');
 }
 
-std::string csv_escape(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
 std::string xml_escape(const std::string& s) {
   std::string o;
   for (char c : s) {

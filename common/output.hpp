@@ -32,7 +32,7 @@ std::string fmt_fixed(double v, int decimals);
 std::string fmt_g(double v, int precision);    // printf %.*g: 17 round-trips a double
 std::string fmt_int(long long v);           // 25557032
 std::string fmt_bytes(long long bytes);      // 1.23 GiB
-std::string csv_escape(const std::string& s);
+std::string csv_escape(const std::string& s);  // common/csv.hpp, the one CSV writer
 // Escapes &, <, > and " for XML/HTML text and attributes (SVG charts, HTML reports).
 std::string xml_escape(const std::string& s);
 

@@ -1,5 +1,7 @@
 #include "common/records.hpp"
 
+#include "common/csv.hpp"
+
 #include <charconv>
 #include <cmath>
 #include <map>
@@ -86,13 +88,11 @@ void print_csv_records(std::ostream& os, const nlohmann::json& records,
         if (x.column == c) add_col(c);
   for (const auto& f : flat)
     for (const auto& x : f) add_col(x.column);
-  for (size_t i = 0; i < cols.size(); ++i) os << (i ? "," : "") << csv_escape(cols[i]);
-  os << "\n";
+  write_csv_record(os, cols);
   for (const auto& f : flat) {
     std::vector<std::string> cells(cols.size());
     for (const auto& x : f) cells[index.at(x.column)] = x.cell;
-    for (size_t i = 0; i < cells.size(); ++i) os << (i ? "," : "") << csv_escape(cells[i]);
-    os << "\n";
+    write_csv_record(os, cells);
   }
 }
 

@@ -8,6 +8,7 @@
 #include "common/progress.hpp"
 #include "costmodel/convergence.hpp"
 #include "costmodel/cost.hpp"
+#include "costmodel/target_cost.hpp"
 #include "engine/platform_spec.hpp"
 
 namespace xpusim::cost {
@@ -19,16 +20,7 @@ nlohmann::json opt_json(const std::optional<double>& v) { return v ? nlohmann::j
 // Data-parallel replicas of an option's placement, as its engine resolves it: every GPU and
 // TPU core is a replica; the vCPUs of one CPU machine are one worker.
 int option_replicas(const StudyOption& o) {
-  Placement p;
-  p.device = o.device;
-  p.count = o.count;
-  p.system = o.system;
-  p.overrides = o.overrides;
-  if (!o.build.empty()) {
-    CpuBuild b;
-    if (parse_cpu_build(o.build, b)) p.build = b;
-  }
-  return resolve_placement(p, cached_engine(engine_for_device(o.device))).replicas;
+  return resolve_placement(o.placement, cached_engine(engine_for_device(o.placement.device))).replicas;
 }
 
 }  // namespace
@@ -81,69 +73,22 @@ nlohmann::json CompareResult::to_json() const {
 }
 
 void price_row(const StudyOption& o, const StudyTarget* target, CompareRow& row) {
-  const PriceCatalog& prices = default_price_catalog();
-  const ConvergenceCatalog& curves = default_convergence_catalog();
-  // Price (a study's is always known: checked when it was loaded; a sweep may leave it out).
-  if (!o.offer.empty()) {
-    row.price_usd_per_h = prices.usd_per_h(o.offer, o.tier);
-    if (row.throughput_samples_per_s && *row.price_usd_per_h > 0)
-      row.samples_per_s_per_usd_per_h = images_per_s_per_usd_per_h(*row.throughput_samples_per_s, *row.price_usd_per_h);
-  }
-  // Power for energy: the option's own figure (0: no energy), else the modelled one the row
-  // came with, else the offer's nameplate power (docs/power.md).
-  const std::optional<double> modelled_w = row.power_w;
-  row.power_w.reset();
-  row.power_source.clear();
-  if (o.power_w) {
-    if (*o.power_w > 0) row.power_w = *o.power_w, row.power_source = "option";
-  } else if (modelled_w && *modelled_w > 0) {
-    row.power_w = *modelled_w, row.power_source = "modelled";
-  } else if (!o.offer.empty() && prices.get(o.offer).power_w() > 0) {
-    row.power_w = prices.get(o.offer).power_w(), row.power_source = "offer";
-  }
-  if (!target) return;
-  const StudyTarget& t = *target;
-
-  // Epochs to the target (inference: passes over the dataset; an accuracy is not its to reach).
-  if (t.accuracy > 0 && o.task == Task::inference) {
-    if (row.error.empty()) row.error = "inference reaches no accuracy (give the target in epochs: passes over the dataset)";
-    return;
-  } else if (t.accuracy > 0) {
-    const ConvergenceCurve* c = o.convergence.empty()
-                                    ? curves.best(t.model, t.dataset, t.metric, o.precision, row.global_batch)
-                                    : curves.find(o.convergence);
-    if (!c) {
-      if (row.error.empty()) row.error = "no convergence data for " + t.model + " on " + t.dataset + " (" + t.metric + ")";
-      return;
-    }
-    row.curve = c->name;
-    try {
-      row.epochs_to_target = cost::epochs_to_target(*c, t.accuracy, row.global_batch);
-    } catch (const UserError& e) {
-      if (row.error.empty()) row.error = e.what();
-    }
-  } else {
-    row.epochs_to_target = t.epochs;
-  }
-
-  // Time, dollars, energy. Synthetic data measures speed only: no model trains on it.
-  if (o.data == "synthetic") {
-    if (row.error.empty())
-      row.error = o.task == Task::inference
-                      ? "synthetic data: throughput and price only (scoring a dataset needs real data)"
-                      : "synthetic data: throughput and price only (training to a target needs real data)";
-  } else if (row.throughput_samples_per_s && row.epochs_to_target) {
-    DatasetSpec ds = find_dataset(t.dataset);
-    double secs = seconds_to_target(*row.throughput_samples_per_s, *row.epochs_to_target, ds.train_examples,
-                                    o.startup_s, o.eval_s_per_epoch);
-    row.hours_to_target = secs / 3600.0;
-    if (!o.offer.empty()) {
-      const PriceOffer& off = prices.get(o.offer);
-      row.billed_hours = billed_seconds(secs, off.billing) / 3600.0;
-      row.cost_to_target_usd = *row.billed_hours * *row.price_usd_per_h;
-    }
-    if (row.power_w) row.energy_kwh = cost::energy_kwh(secs, *row.power_w);
-  }
+  OptionSpeed speed;
+  speed.samples_per_s = row.throughput_samples_per_s;
+  speed.global_batch = row.global_batch;
+  speed.modelled_power_w = row.power_w;
+  TargetCost c = cost_to_target(o, target, speed);
+  row.price_usd_per_h = c.usd_per_h;
+  row.samples_per_s_per_usd_per_h = c.samples_per_s_per_usd_per_h;
+  row.power_w = c.power_w;
+  row.power_source = c.power_source;
+  row.curve = c.curve;
+  row.epochs_to_target = c.epochs;
+  row.hours_to_target = c.hours;
+  row.billed_hours = c.billed_hours;
+  row.cost_to_target_usd = c.cost_usd;
+  row.energy_kwh = c.energy_kwh;
+  if (row.error.empty()) row.error = c.error;
 }
 
 CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress, const StudyRunControl& control) {
@@ -193,12 +138,12 @@ CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress
       row.target = t.label;
       row.model = t.model;
       row.dataset = t.dataset;
-      row.device = o.device;
-      row.count = o.count;
-      row.system = o.system;
-      row.precision = o.precision;
+      row.device = o.placement.device;
+      row.count = o.placement.count;
+      row.system = o.placement.system;
+      row.precision = precision_name(o.precision);
       row.task = o.task;
-      row.data = o.data;
+      row.data = data_source_name(o.data);
       row.offer = o.offer;
       row.pricing = tier_name(o.tier);
       row.throughput_source = throughput_source_name(o.source);
@@ -206,7 +151,7 @@ CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress
       row.target_accuracy = t.accuracy;
       row.batch_per_device = o.batch_per_device > 0 ? o.batch_per_device : t.batch_per_device;
       // Until a placement is resolved (or when it cannot be), the requested devices.
-      row.global_batch = row.batch_per_device * o.count;
+      row.global_batch = row.batch_per_device * o.placement.count;
 
       // Throughput.
       std::string key = o.label + "|" + t.model + "|" + std::to_string(row.batch_per_device);  // one task per option
@@ -224,18 +169,10 @@ CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress
           PredictRequest req;
           req.model = t.model;
           req.batch_per_device = row.batch_per_device;
-          req.precision = o.precision;
+          req.precision = precision_name(o.precision);
           req.task = o.task;
-          req.data = o.data == "real" ? DataSource::real : DataSource::synthetic;
-          req.placement.device = o.device;
-          req.placement.count = o.count;
-          req.placement.system = o.system;
-          if (!o.build.empty()) {
-            CpuBuild b;
-            if (parse_cpu_build(o.build, b)) req.placement.build = b;
-          }
-          req.placement.overrides = o.overrides;
-          req.placement.framework = o.framework;
+          req.data = o.data;
+          req.placement = o.placement;
           if (o.source == ThroughputSource::measured) {
             req.engine = "cpu";
             req.steps = 5;

@@ -56,11 +56,9 @@ struct CompareResult {
 using ThroughputFn = std::function<StepReport(const PredictRequest&)>;
 
 // Fills a row's price, samples/s per $/h and, given a target, epochs, hours, billed dollars and
-// energy to it, from the row's throughput_samples_per_s and global_batch (the part of a study
-// row that follows the throughput). An option without an offer gets no dollars. A row whose
-// power_w is set on entry (the prediction's modelled power) gets its energy from it, unless
-// the option states its own power_w; otherwise the offer's nameplate power is used. Used by
-// run_study and by design-space sweeps (sweep/), so both price points the same way.
+// energy to it, from the row's throughput_samples_per_s, global_batch and power_w (the
+// prediction's modelled power, when set on entry): cost_to_target (target_cost.hpp) on those,
+// copied into the row. A row that has an error keeps it.
 void price_row(const StudyOption& o, const StudyTarget* target, CompareRow& row);
 
 // Interrupt and resume. `stop` (set asynchronously, e.g. by SIGINT) ends the run after the
@@ -99,7 +97,9 @@ CompareRowFile read_compare_rows(const std::string& path, OutputFormat f);
 // Output: JSON (to_json) and CSV (the same fields, one line per row); table/Markdown: the
 // conclusion per target (compare_summary.hpp), then the columns that hold a value.
 // SVG or HTML chart: one bar chart per metric (compare_chart.cpp).
-void print_compare(std::ostream& os, const CompareResult& r, OutputFormat f);
+// `all_fields_hint` says (in the caller's words: cli/ names its flag) where the fields a table
+// leaves out are; empty = "the CSV and JSON outputs".
+void print_compare(std::ostream& os, const CompareResult& r, OutputFormat f, const std::string& all_fields_hint = "");
 std::string compare_chart_svg(const CompareResult& r);
 std::string compare_chart_html(const CompareResult& r);
 

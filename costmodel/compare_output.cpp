@@ -53,7 +53,7 @@ struct Column {
 
 }  // namespace
 
-void print_compare(std::ostream& os, const CompareResult& r, OutputFormat f) {
+void print_compare(std::ostream& os, const CompareResult& r, OutputFormat f, const std::string& all_fields_hint) {
   if (f == OutputFormat::json) {
     print_json_document(os, r.to_json());
     return;
@@ -142,7 +142,8 @@ void print_compare(std::ostream& os, const CompareResult& r, OutputFormat f) {
   if (!notes.empty()) os << "\n";
   for (size_t k = 0; k < notes.size(); ++k)
     os << fit("[" + std::to_string(k + 1) + "] " + notes[k]) << (md ? "  " : "") << "\n";
-  os << (md ? "\n" : "") << "All fields (hours, billed hours, energy, curves, bottlenecks): --format csv or json.\n";
+  os << (md ? "\n" : "") << "All fields (hours, billed hours, energy, curves, bottlenecks): "
+     << (all_fields_hint.empty() ? std::string("the CSV and JSON outputs") : all_fields_hint) << ".\n";
 }
 
 }  // namespace xpusim::cost

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "common/checked_io.hpp"
+#include "common/csv.hpp"
 #include "common/config_paths.hpp"
 #include "common/error.hpp"
 #include "common/fingerprint.hpp"
@@ -106,42 +107,6 @@ const std::vector<Column>& columns() {
   return cols;
 }
 
-// RFC 4180 records (quoted fields with doubled quotes, embedded commas and newlines), each
-// with the line it starts on.
-std::vector<std::pair<int, std::vector<std::string>>> csv_records(const std::string& text) {
-  std::vector<std::pair<int, std::vector<std::string>>> out;
-  std::vector<std::string> rec;
-  std::string field;
-  bool quoted = false, any = false;
-  int line = 1, start = 1;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') field += '"', ++i;
-      else if (c == '"') quoted = false;
-      else {
-        if (c == '\n') ++line;
-        field += c;
-      }
-      continue;
-    }
-    if (c == '"') quoted = any = true;
-    else if (c == ',') rec.push_back(field), field.clear(), any = true;
-    else if (c == '\r') continue;
-    else if (c == '\n') {
-      rec.push_back(field);
-      out.emplace_back(start, rec);
-      rec.clear(), field.clear(), any = false;
-      start = ++line;
-    } else field += c, any = true;
-  }
-  if (any || !field.empty() || !rec.empty()) {
-    rec.push_back(field);
-    out.emplace_back(start, rec);
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string compare_inputs_fingerprint(const Study& s) {
@@ -208,7 +173,7 @@ CompareRowFile read_compare_rows(const std::string& path, OutputFormat f) {
     }
     if (!j.is_object() || !j.contains("row_file") || !j["row_file"].is_object() || !j.contains("rows") ||
         !j["rows"].is_array())
-      throw UserError(path + ": not a compare row file (written by compare --out with --format json)");
+      throw UserError(path + ": not a compare row file (the JSON row file of a compare run has row_file and rows)");
     const auto& meta = j["row_file"];
     if (meta.value("version", 0) != 1) throw UserError(path + ": row file version is not 1");
     out.inputs = meta.value("inputs", "");
@@ -242,25 +207,26 @@ CompareRowFile read_compare_rows(const std::string& path, OutputFormat f) {
     }
     return out;
   }
-  auto recs = csv_records(text);
+  std::vector<CsvRecord> recs = parse_csv(text, path);
   const std::string magic = kCsvMagic;
-  if (recs.empty() || recs[0].second.size() != 1 || recs[0].second[0].rfind(magic + " ", 0) != 0)
+  if (recs.empty() || recs[0].fields.size() != 1 || recs[0].fields[0].rfind(magic + " ", 0) != 0)
     throw UserError(path + ":1: not a compare row file (its first line is not '" + magic + " inputs=... complete=...')");
-  std::istringstream meta(recs[0].second[0].substr(magic.size()));
+  std::istringstream meta(recs[0].fields[0].substr(magic.size()));
   std::string word;
   while (meta >> word) {
     if (word.rfind("inputs=", 0) == 0) out.inputs = word.substr(7);
     else if (word.rfind("complete=", 0) == 0) out.complete = word.substr(9) == "true";
   }
   const auto& cols = columns();
-  if (recs.size() < 2 || recs[1].second.size() != cols.size())
+  if (recs.size() < 2 || recs[1].fields.size() != cols.size())
     throw UserError(path + ":2: not the header of a compare row file");
   for (size_t c = 0; c < cols.size(); ++c)
-    if (recs[1].second[c] != cols[c].name)
-      throw UserError(path + ":2: column " + std::to_string(c + 1) + " is '" + recs[1].second[c] + "', expected '" +
+    if (recs[1].fields[c] != cols[c].name)
+      throw UserError(path + ":2: column " + std::to_string(c + 1) + " is '" + recs[1].fields[c] + "', expected '" +
                       cols[c].name + "'");
   for (size_t k = 2; k < recs.size(); ++k) {
-    const auto& [line, fields] = recs[k];
+    const int line = recs[k].line;
+    const std::vector<std::string>& fields = recs[k].fields;
     if (fields.size() == 1 && fields[0].empty()) continue;  // a blank line
     if (fields.size() != cols.size())
       throw UserError(path + ":" + std::to_string(line) + ": " + std::to_string(fields.size()) + " fields, expected " +

@@ -5,6 +5,7 @@
 
 #include "common/error.hpp"
 #include "costmodel/convergence.hpp"
+#include "costmodel/target_cost.hpp"
 #include "engine/platform_spec.hpp"
 
 namespace xpusim::cost {
@@ -60,8 +61,20 @@ CostResult evaluate_cost(const CostQuery& q) {
 }
 
 CostResult evaluate_cost(const CostQuery& q, const PriceCatalog& pc, const ConvergenceCatalog& cat) {
-  CostResult r;
-  DatasetSpec ds = find_dataset(q.dataset);
+  find_dataset(q.dataset);  // an unknown dataset is reported before anything else
+  // The query as a study option and target, priced by the one cost function. The curve is
+  // picked here, so that a missing one is reported with the curves that exist.
+  StudyOption o;
+  o.offer = q.offer;
+  o.tier = q.tier;
+  o.startup_s = q.startup_s;
+  o.eval_s_per_epoch = q.eval_s_per_epoch;
+  StudyTarget t;
+  t.model = q.model;
+  t.dataset = q.dataset;
+  t.metric = q.metric;
+  t.accuracy = q.accuracy;
+  t.epochs = q.epochs;
   if (q.accuracy > 0) {
     const ConvergenceCurve* c = q.curve.empty() ? cat.best(q.model, q.dataset, q.metric, q.precision, q.global_batch)
                                                 : cat.find(q.curve);
@@ -69,23 +82,26 @@ CostResult evaluate_cost(const CostQuery& q, const PriceCatalog& pc, const Conve
       throw UserError(q.curve.empty() ? "no convergence curve for " + q.model + " on " + q.dataset + " (" + q.metric +
                                             "); known curves: " + cat.names()
                                       : "unknown convergence curve '" + q.curve + "' (known: " + cat.names() + ")");
-    r.curve = c->name;
-    r.epochs = epochs_to_target(*c, q.accuracy, q.global_batch);
-  } else {
-    if (q.epochs <= 0) throw UserError("cost query needs accuracy > 0 or epochs > 0");
-    r.epochs = q.epochs;
+    o.convergence = c->name;
+  } else if (q.epochs <= 0) {
+    throw UserError("cost query needs accuracy > 0 or epochs > 0");
   }
-  r.seconds = seconds_to_target(q.throughput_samples_per_s, r.epochs, ds.train_examples, q.startup_s, q.eval_s_per_epoch);
-  r.hours = r.seconds / 3600.0;
-  if (!q.offer.empty()) {
-    const PriceOffer& o = pc.get(q.offer);
-    r.usd_per_h = pc.usd_per_h(q.offer, q.tier);
-    r.billed_hours = billed_seconds(r.seconds, o.billing) / 3600.0;
-    r.cost_usd = *r.billed_hours * *r.usd_per_h;
-    r.usage_cost_usd = r.hours * *r.usd_per_h;
-    if (*r.usd_per_h > 0) r.images_per_s_per_usd_per_h = q.throughput_samples_per_s / *r.usd_per_h;
-    if (o.power_w() > 0) r.energy_kwh = energy_kwh(r.seconds, o.power_w());
-  }
+  OptionSpeed speed;
+  speed.samples_per_s = q.throughput_samples_per_s;
+  speed.global_batch = q.global_batch;
+  TargetCost tc = cost_to_target(o, &t, speed, pc, cat);
+  if (!tc.error.empty()) throw UserError(tc.error);
+  CostResult r;
+  r.curve = tc.curve;
+  r.epochs = *tc.epochs;
+  r.seconds = *tc.seconds;
+  r.hours = *tc.hours;
+  r.usd_per_h = tc.usd_per_h;
+  r.billed_hours = tc.billed_hours;
+  r.cost_usd = tc.cost_usd;
+  r.usage_cost_usd = tc.usage_cost_usd;
+  r.images_per_s_per_usd_per_h = tc.samples_per_s_per_usd_per_h;
+  r.energy_kwh = tc.energy_kwh;
   return r;
 }
 

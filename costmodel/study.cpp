@@ -126,35 +126,42 @@ struct OptionReader {
     StudyOption o;
     o.where = where(file, n);
     o.label = r.text("label", std::nullopt, "name of the option in the output");
-    o.device = r.text("device", std::nullopt, "device name (configs/devices/ or a system's devices)");
-    if (std::find(devices.begin(), devices.end(), o.device) == devices.end() && !fs::exists(o.device))
-      r.fail("device", "unknown device '" + o.device + "' (known: " + join(devices) + ")");
-    o.count = int(r.integer("count", 1, "devices", "GPUs, TPU cores or vCPUs",
+    Placement& pl = o.placement;
+    pl.device = r.text("device", std::nullopt, "device name (configs/devices/ or a system's devices)");
+    if (std::find(devices.begin(), devices.end(), pl.device) == devices.end() && !fs::exists(pl.device))
+      r.fail("device", "unknown device '" + pl.device + "' (known: " + join(devices) + ")");
+    pl.count = int(r.integer("count", 1, "devices", "GPUs, TPU cores or vCPUs",
                             [](long long v) { return v > 0 ? "" : "must be > 0"; }));
-    o.system = r.text("system", std::string(), "system (configs/systems/); default: the device's");
-    if (!o.system.empty()) {
+    pl.system = r.text("system", std::string(), "system (configs/systems/); default: the device's");
+    if (!pl.system.empty()) {
       SystemSpec s;
       try {
-        s = find_system(o.system);
+        s = find_system(pl.system);
       } catch (const FieldError& e) {
         r.fail("system", e.message());
       }
-      if (std::find(s.devices.begin(), s.devices.end(), o.device) == s.devices.end())
-        r.fail("system", "system '" + o.system + "' holds " + join(s.devices) + ", not " + o.device);
+      if (std::find(s.devices.begin(), s.devices.end(), pl.device) == s.devices.end())
+        r.fail("system", "system '" + pl.system + "' holds " + join(s.devices) + ", not " + pl.device);
     }
-    o.build = r.text("build", std::string(), "CPU devices: pip or compiled");
-    o.framework = r.text("framework", std::string(), "framework profile (configs/frameworks/) or a name it lists");
-    o.precision = r.text("precision", std::string("fp32"), precision_choices());
-    Precision p;
-    if (!parse_precision(o.precision, p)) r.fail("precision", "unknown precision '" + o.precision + "' (" + precision_choices() + ")");
+    // Every text field becomes its type here, so nothing downstream re-parses (or drops) it.
+    std::string build = r.text("build", std::string(), "CPU devices: pip or compiled");
+    if (!build.empty()) {
+      CpuBuild b;
+      if (!parse_cpu_build(build, b)) r.fail("build", "unknown build '" + build + "' (pip or compiled)");
+      pl.build = b;
+    }
+    pl.framework = r.text("framework", std::string(), "framework profile (configs/frameworks/) or a name it lists");
+    std::string precision = r.text("precision", std::string("fp32"), precision_choices());
+    if (!parse_precision(precision, o.precision))
+      r.fail("precision", "unknown precision '" + precision + "' (" + precision_choices() + ")");
     o.task = task_from_name(r.text("task", std::string("train"), "train or inference (throughput of forward passes)",
                                    {"train", "inference"}));
     o.batch_per_device = r.integer("batch", 0, "samples", "batch per device (default: the target's batch_per_device)",
                                    [](long long v) { return v >= 0 ? "" : "must be > 0"; });
-    o.data = r.text("data", std::string("real"), "input data", {"synthetic", "real"});
+    parse_data_source(r.text("data", std::string("real"), "input data", {"synthetic", "real"}), o.data);
     o.offer = r.text("offer", std::nullopt, "price offer id (configs/pricing/: catalog/name)");
     std::string tier = r.text("pricing", std::string("on_demand"), tier_choices());
-    if (auto bad = offer_problem(prices, o.offer, tier, o.device, devices)) r.fail(bad->first, bad->second);
+    if (auto bad = offer_problem(prices, o.offer, tier, pl.device, devices)) r.fail(bad->first, bad->second);
     parse_tier(tier, o.tier);
 
     YAML::Node tp = r.child("throughput", "samples/s for the whole job, or predict | measured", true);
@@ -179,16 +186,16 @@ struct OptionReader {
       if (set.IsSequence())
         for (const auto& s : set) {
           if (!s.IsScalar()) r.fail("set", "expected a list of KEY=VALUE or a mapping");
-          o.overrides.push_back(s.Scalar());
+          pl.overrides.push_back(s.Scalar());
         }
       else if (set.IsMap())
         for (const auto& kv : set) {
           if (!kv.second.IsScalar()) r.fail("set", kv.first.Scalar() + ": expected a single value");
-          o.overrides.push_back(kv.first.Scalar() + "=" + kv.second.Scalar());
+          pl.overrides.push_back(kv.first.Scalar() + "=" + kv.second.Scalar());
         }
       else
         r.fail("set", "expected a list of KEY=VALUE or a mapping");
-      for (const auto& s : o.overrides)
+      for (const auto& s : pl.overrides)
         if (s.find('=') == std::string::npos || s[0] == '=') r.fail("set", "'" + s + "' is not KEY=VALUE");
     }
     o.convergence = r.text("convergence", std::string(), "convergence curve name (default: best match per target)");
@@ -279,7 +286,7 @@ void expand_sweep(const YAML::Node& sw, const YAML::Node& defaults, OptionReader
       for (const auto& g : grid)
         for (const auto& v : vals) {
           StudyOption o = g;
-          o.overrides.push_back(key + "=" + v);
+          o.placement.overrides.push_back(key + "=" + v);
           o.label += "/" + key + "=" + v;
           next.push_back(o);
         }

@@ -10,6 +10,9 @@
 #include <vector>
 
 #include "costmodel/pricing.hpp"
+#include "engine/engine.hpp"
+#include "engine/placement.hpp"
+#include "models/dtype.hpp"
 #include "models/task.hpp"
 
 namespace xpusim::cost {
@@ -28,23 +31,21 @@ struct StudyTarget {
   std::string where;              // file:line
 };
 
+// One option of a study, typed: the placement and request fields are those of a
+// PredictRequest (engine/placement.hpp, models/dtype.hpp), so an option is predicted and
+// priced without re-parsing text (compare, sweep and validate build the same struct).
 struct StudyOption {
   std::string label;
-  std::string device;
-  int count = 1;
-  std::string system;
-  std::string build;                      // CPUs: pip | compiled
-  std::string framework;                  // framework profile (configs/frameworks/); empty = neutral
-  std::string precision = "fp32";
+  Placement placement;                    // device, count, system, CPU build, framework, overrides
+  Precision precision = Precision::fp32;
   Task task = Task::train;                // inference: throughput of forward passes; targets in epochs only
   int64_t batch_per_device = 0;           // 0 = the target's
-  std::string data = "real";              // synthetic | real
-  std::string offer;                      // price catalog id
+  DataSource data = DataSource::real;     // synthetic: throughput and price only
+  std::string offer;                      // price catalog id; empty = no dollars
   PricingTier tier = PricingTier::on_demand;
   ThroughputSource source = ThroughputSource::predict;
   double given_throughput = 0;            // samples/s, when source == given
   std::string throughput_source_note;     // where a given number comes from
-  std::vector<std::string> overrides;     // device YAML --set KEY=VALUE
   std::string convergence;                // curve name; empty = best match per target
   double startup_s = 0;                   // one-off compile / start-up
   double eval_s_per_epoch = 0;

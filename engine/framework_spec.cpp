@@ -110,7 +110,7 @@ FrameworkSpec parse_framework_spec(const YAML::Node& root, const std::string& pa
   f.extra_weight_copies = static_cast<int>(r.integer("extra_weight_copies", 0, "copies",
                                                      "full weight copies beyond the model's",
                                                      [](long long v) { return v >= 0 && v <= 64 ? "" : "must be in [0, 64]"; }));
-  r.child("calibrate", "fittable constants (numeric top-level keys) for `xpusim calibrate --framework`");
+  r.child("calibrate", "fittable constants (numeric top-level keys) for calibrating a framework profile");
   f.source = r.text("source", std::string(""), "where the constants come from / what they were fitted on");
   r.finish();
   for (const auto& scope : framework_field_scopes()) {

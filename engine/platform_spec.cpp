@@ -50,9 +50,9 @@ SystemSpec load_system_spec(const std::string& path) {
   SpecReader r(root, path);
   SystemSpec s;
   s.file = path;
-  s.name = r.text("name", std::nullopt, "system name as used by --system");
+  s.name = r.text("name", std::nullopt, "system name, as a request's system field gives it");
   s.description = r.text("description", std::string(""), "one line");
-  s.default_device = r.text("default_device", std::nullopt, "device used when --device is not given");
+  s.default_device = r.text("default_device", std::nullopt, "device used when a request names none");
   if (r.has("devices")) {
     YAML::Node d = r.child("devices", "device names this system can hold");
     if (!d.IsSequence()) r.fail("devices", "expected a list of device names");

@@ -1,4 +1,4 @@
-// Point evaluation (predict() + the cost model's price_row), row formatting and parsing, the
+// Point evaluation (predict() + the cost model's cost_to_target), row formatting and parsing, the
 // Pareto front, the summary and its chart.
 #include "sweep/results.hpp"
 
@@ -9,11 +9,12 @@
 #include <set>
 #include <sstream>
 
+#include "common/csv.hpp"
 #include "common/error.hpp"
 #include "common/output.hpp"
 #include "common/records.hpp"
 #include "common/version.hpp"
-#include "costmodel/compare.hpp"
+#include "costmodel/target_cost.hpp"
 #include "validation/graph_cache.hpp"
 #include "common/svg_chart.hpp"
 
@@ -40,37 +41,6 @@ std::vector<std::string> request_values(const SweepSpec& s, const Point& p) {
     for (const auto& [k, v] : s.axes[a].values[p.choice[a]]) eff[k] = v;
   std::vector<std::string> out;
   for (const auto& c : s.columns) out.push_back(eff.count(c) ? eff[c] : "");
-  return out;
-}
-
-std::vector<std::string> split_csv(const std::string& line, const std::string& where) {
-  std::vector<std::string> out;
-  std::string cur;
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    char c = line[i];
-    if (quoted) {
-      if (c == '"') {
-        if (i + 1 < line.size() && line[i + 1] == '"') {
-          cur += '"';
-          ++i;
-        } else {
-          quoted = false;
-        }
-      } else {
-        cur += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  if (quoted) throw UserError(where + ": unterminated quoted field");
-  out.push_back(cur);
   return out;
 }
 
@@ -113,35 +83,33 @@ PointResult Evaluator::evaluate(const SweepSpec& s, const Point& p) {
     if (rep.throughput_samples_per_s > 0) r.values["throughput_samples_per_s"] = rep.throughput_samples_per_s;
     if (rep.power_w > 0) r.values["modelled_power_w"] = rep.power_w;
     if (rep.throughput_samples_per_s > 0 && (!req.offer.empty() || s.target)) {
-      // Priced exactly as `xpusim compare` prices a study row.
+      // Priced by the cost function `xpusim compare` prices a study row with.
       cost::StudyOption o;
-      o.device = req.predict.placement.device;
-      o.count = req.predict.placement.count;
-      o.system = req.predict.placement.system;
-      o.precision = req.predict.precision;
+      o.placement = req.predict.placement;
+      o.precision = request_precision(req.predict);
       o.task = req.predict.task;
       o.batch_per_device = req.predict.batch_per_device;
-      o.data = data_source_name(req.predict.data);
+      o.data = req.predict.data;
       o.offer = req.offer;
       cost::parse_tier(req.pricing, o.tier);
       o.power_w = req.power_w;
       std::optional<cost::StudyTarget> t = s.target;
       if (t) t->model = rep.model;
-      cost::CompareRow row;
-      row.throughput_samples_per_s = rep.throughput_samples_per_s;
-      row.global_batch = rep.global_batch;
-      if (rep.power_w > 0) row.power_w = rep.power_w;  // modelled: energy from it (docs/power.md)
-      cost::price_row(o, t ? &*t : nullptr, row);
+      cost::OptionSpeed speed;
+      speed.samples_per_s = rep.throughput_samples_per_s;
+      speed.global_batch = rep.global_batch;
+      if (rep.power_w > 0) speed.modelled_power_w = rep.power_w;  // modelled: energy from it (docs/power.md)
+      cost::TargetCost c = cost::cost_to_target(o, t ? &*t : nullptr, speed);
       auto put = [&](const char* k, const std::optional<double>& v) {
         if (v) r.values[k] = *v;
       };
-      put("price_usd_per_h", row.price_usd_per_h);
-      put("samples_per_s_per_usd_per_h", row.samples_per_s_per_usd_per_h);
-      put("epochs_to_target", row.epochs_to_target);
-      put("hours_to_target", row.hours_to_target);
-      put("cost_to_target_usd", row.cost_to_target_usd);
-      put("energy_kwh", row.energy_kwh);
-      r.note = row.error;
+      put("price_usd_per_h", c.usd_per_h);
+      put("samples_per_s_per_usd_per_h", c.samples_per_s_per_usd_per_h);
+      put("epochs_to_target", c.epochs);
+      put("hours_to_target", c.hours);
+      put("cost_to_target_usd", c.cost_usd);
+      put("energy_kwh", c.energy_kwh);
+      r.note = c.error;
     }
     for (const auto& b : s.bounds) {
       auto it = r.values.find(b.field);
@@ -231,7 +199,7 @@ PointResult parse_row(const SweepSpec& s, const std::string& line, RowFormat f, 
     }
   };
   if (f == RowFormat::csv) {
-    std::vector<std::string> c = split_csv(line, where);
+    std::vector<std::string> c = parse_csv_line(line, where);
     const size_t want = row_columns(s).size();
     if (c.size() != want)
       throw UserError(where + ": " + std::to_string(c.size()) + " columns, expected " + std::to_string(want));

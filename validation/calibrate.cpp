@@ -182,6 +182,12 @@ std::vector<std::string> fitted_overrides(const std::vector<FitParam>& params) {
   return out;
 }
 
+std::vector<std::string> fitted_overrides_short(const std::vector<FitParam>& params) {
+  std::vector<std::string> out;
+  for (const auto& p : params) out.push_back(p.key + "=" + num8(p.fitted));
+  return out;
+}
+
 FitResult fit_device(const std::vector<ReferenceRow>& rows, const CalibrateOptions& o) {
   FitResult res;
   res.device = o.device;
@@ -260,12 +266,10 @@ std::optional<double> leave_one_out_mape(const std::vector<LeaveOneOut>& loo) {
   return mape_pct(all);
 }
 
-std::string overlay_yaml(const FitResult& fit, const std::string& reference_name) {
+std::string overlay_yaml(const FitResult& fit, const std::string& reference_name, const std::string& apply_hint) {
   std::ostringstream y;
   y << "# xpusim calibration overlay, written by `xpusim calibrate` (no date: same inputs, same bytes).\n";
-  y << "# Apply with `xpusim validate --calibration FILE` or `xpusim predict --device " << fit.device;
-  for (const auto& p : fit.params) y << " --set " << p.key << "=" << num8(p.fitted);
-  y << "`.\n";
+  if (!apply_hint.empty()) y << "# Apply with " << apply_hint << ".\n";
   y << "device: " << yaml_quote(fit.device) << "\n";
   y << "reference: " << yaml_quote(reference_name) << "\n";
   y << "method: nelder_mead_log_space\n";

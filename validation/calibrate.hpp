@@ -93,8 +93,11 @@ std::optional<double> leave_one_out_mape(const std::vector<LeaveOneOut>& loo);
 std::vector<std::string> fitted_overrides(const std::vector<FitParam>& params);
 
 // The YAML overlay: device, fitted values, before/after error and the rows used. No date,
-// so the same inputs give the same bytes.
-std::string overlay_yaml(const FitResult& fit, const std::string& reference_name);
+// so the same inputs give the same bytes. `apply_hint` (the commands that apply it, in the
+// caller's words: cli/ names its flags) becomes a "# Apply with ..." comment when not empty.
+std::string overlay_yaml(const FitResult& fit, const std::string& reference_name, const std::string& apply_hint = "");
+// The fitted values as people read them (8 significant digits), KEY=VALUE, for apply hints.
+std::vector<std::string> fitted_overrides_short(const std::vector<FitParam>& params);
 
 nlohmann::json calibration_json(const FitResult& fit, const std::vector<LeaveOneOut>* loo, HoldOut by = HoldOut::model);
 void print_calibration(std::ostream& os, const FitResult& fit, const std::vector<LeaveOneOut>* loo, OutputFormat f,

@@ -143,7 +143,8 @@ MeasureRun measure(const MeasureOptions& o) {
   for (const auto& c : o.cases) {
     ReferenceRow r;
     r.line = static_cast<int>(out.size()) + 2;  // its line in the CSV these rows are written to
-    r.source = "xpusim validate --measure " + o.backend + ", " + o.date + ", xpusim " + XPUSIM_VERSION;
+    r.source = (o.command.empty() ? "xpusim " + o.backend + " measurement" : o.command) + ", " + o.date + ", xpusim " +
+               XPUSIM_VERSION;
     r.device = o.device;
     r.num_devices = count;
     r.setup = o.setup;

@@ -33,6 +33,8 @@ struct MeasureOptions {
   int steps = 5, warmup = 2;
   int repeats = 1;               // runs per case (in rounds over all cases); the row keeps the median
   std::string date;              // YYYY-MM-DD written into the rows (the caller's clock)
+  std::string command;           // what made the rows, for their source column (cli/: the command
+                                 // line); empty = "xpusim BACKEND measurement"
   std::string backend_version;   // the engine's description (library versions), for the rows' note
   PredictFn predict;             // empty = xpusim::predict
   bool progress = false;

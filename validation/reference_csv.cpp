@@ -22,73 +22,6 @@ const std::vector<std::string>& reference_columns() {
   return cols;
 }
 
-std::vector<CsvRecord> parse_csv(const std::string& text, const std::string& file) {
-  std::vector<CsvRecord> out;
-  CsvRecord rec;
-  std::string field;
-  int line = 1;
-  rec.line = 1;
-  bool in_quotes = false, field_was_quoted = false, record_has_content = false;
-  size_t i = 0;
-  // A UTF-8 byte-order mark (spreadsheet exports) is not part of the first column's name.
-  if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) i = 3;
-  auto end_field = [&] {
-    rec.fields.push_back(field);
-    field.clear();
-    field_was_quoted = false;
-  };
-  auto end_record = [&] {
-    end_field();
-    // Blank lines carry no row; skipping them keeps hand-edited files readable.
-    if (!(rec.fields.size() == 1 && rec.fields[0].empty() && !record_has_content)) out.push_back(rec);
-    rec = CsvRecord{};
-    record_has_content = false;
-  };
-  for (; i < text.size(); ++i) {
-    char c = text[i];
-    if (in_quotes) {
-      if (c == '"') {
-        if (i + 1 < text.size() && text[i + 1] == '"') {
-          field += '"';
-          ++i;
-        } else {
-          in_quotes = false;
-        }
-      } else {
-        if (c == '\n') ++line;
-        field += c;
-      }
-      continue;
-    }
-    if (c == '"') {
-      if (!field.empty() || field_was_quoted)
-        throw UserError(file + ":" + std::to_string(line) + ": column " + std::to_string(rec.fields.size() + 1) +
-                        ": a quote inside an unquoted field (quote the whole field and double inner quotes)");
-      in_quotes = true;
-      field_was_quoted = true;
-      record_has_content = true;
-    } else if (c == ',') {
-      end_field();
-      record_has_content = true;
-    } else if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') {
-      // CRLF: the '\n' ends the record.
-    } else if (c == '\n') {
-      end_record();
-      ++line;
-      rec.line = line;
-    } else {
-      if (field_was_quoted)
-        throw UserError(file + ":" + std::to_string(line) + ": column " + std::to_string(rec.fields.size() + 1) +
-                        ": text after a closing quote");
-      field += c;
-      record_has_content = true;
-    }
-  }
-  if (in_quotes) throw UserError(file + ":" + std::to_string(rec.line) + ": a quoted field is never closed");
-  if (record_has_content || !field.empty() || !rec.fields.empty()) end_record();
-  return out;
-}
-
 namespace {
 
 std::string trim(const std::string& s) {
@@ -201,8 +134,7 @@ void write_reference_csv(std::ostream& os, const std::vector<ReferenceRow>& rows
                                   r.setup, r.framework, r.model, r.dataset,
                                   r.batch_per_device ? std::to_string(*r.batch_per_device) : "",
                                   r.precision, r.data, r.metric, num(r.value), r.unit, r.note};
-    for (size_t i = 0; i < f.size(); ++i) os << (i ? "," : "") << csv_escape(f[i]);
-    os << "\n";
+    write_csv_record(os, f);
   }
 }
 

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "common/csv.hpp"
+
 namespace xpusim::validation {
 
 struct ReferenceRow {
@@ -32,12 +34,9 @@ struct ReferenceRow {
 // The columns, in the order the reference file uses and the writer emits.
 const std::vector<std::string>& reference_columns();
 
-// Splits RFC 4180 text into records; each record remembers the line it starts on.
-struct CsvRecord {
-  int line = 0;
-  std::vector<std::string> fields;
-};
-std::vector<CsvRecord> parse_csv(const std::string& text, const std::string& file);
+// RFC 4180 records: common/csv.hpp (parse_csv, CsvRecord).
+using xpusim::CsvRecord;
+using xpusim::parse_csv;
 
 // Parses a whole reference file (header required; columns in any order, all of them
 // present, no unknown ones). `file` names the input in error messages.

@@ -169,7 +169,7 @@ DeviceSpec parse_device_spec(const YAML::Node& root, const std::string& path, st
   r.text("engine", std::nullopt, "engine that models this device", {"analytical"});
   d.kind = r.text("kind", std::nullopt, "gpu or cpu", {"gpu", "cpu"}) == "gpu" ? DeviceKind::gpu : DeviceKind::cpu;
   d.device_class = d.kind == DeviceKind::cpu ? DeviceClass::cpu : DeviceClass::accelerator;
-  d.default_system = r.text("default_system", std::nullopt, "system used when --system is not given");
+  d.default_system = r.text("default_system", std::nullopt, "system used when a request names none");
   d.source = r.text("source", std::nullopt, "where the specs come from");
   d.precisions = string_list(r, "precisions", "training precisions the device supports");
   for (const auto& p : d.precisions) {

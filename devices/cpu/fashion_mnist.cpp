@@ -20,7 +20,7 @@ std::vector<uint8_t> gunzip(const std::string& path) {
   if (!exists)
     throw UnavailableError(path +
                            ": Fashion-MNIST not found; install the Debian package dataset-fashion-mnist "
-                           "(sudo apt-get install dataset-fashion-mnist) or pass --data-dir");
+                           "(sudo apt-get install dataset-fashion-mnist) or name the directory that holds it (data_dir)");
   gzFile f = gzopen(path.c_str(), "rb");
   if (!f) throw UnavailableError(path + ": cannot open");
   std::vector<uint8_t> out;

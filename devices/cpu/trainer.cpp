@@ -278,8 +278,8 @@ TrainResult train_fashion_mnist(const TrainOptions& o) {
       ex.step();
       const float l = ex.loss();
       if (!std::isfinite(l))
-        throw UserError("training diverged: loss is " + std::string(std::isnan(l) ? "NaN" : "Inf") + " at epoch " +
-                        std::to_string(epoch) + ", step " + std::to_string(s + 1) + " (lower --lr)");
+        throw FieldError("lr", "training diverged: loss is " + std::string(std::isnan(l) ? "NaN" : "Inf") + " at epoch " +
+                                   std::to_string(epoch) + ", step " + std::to_string(s + 1) + " (lower it)");
       loss_sum += l;
       bar.update(static_cast<long long>((epoch - 1) * steps + s + 1), "epoch " + std::to_string(epoch));
     }

@@ -19,7 +19,7 @@ namespace {
   size_t free_b = 0, total_b = 0;
   cudaMemGetInfo(&free_b, &total_b);
   throw UnavailableError(std::string("out of GPU memory in ") + lib + " (" + call + "): " + std::to_string(free_b) +
-                         " bytes free of " + std::to_string(total_b) + "; try a smaller --batch");
+                         " bytes free of " + std::to_string(total_b) + "; try a smaller batch");
 }
 }  // namespace
 

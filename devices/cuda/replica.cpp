@@ -70,7 +70,7 @@ Replica::Replica(const OpGraph& g, ReplicaOptions o) : g_(g), o_(o), precision_(
         throw UnavailableError("out of GPU memory on GPU " + std::to_string(dev) + ": asked " +
                                std::to_string(asked) + " bytes, " + std::to_string(free_b) + " bytes free of " +
                                std::to_string(total_b) + " (" + gib(static_cast<int64_t>(total_b)) + "); xpusim holds " +
-                               std::to_string(s.reserved_bytes) + " bytes; try a smaller --batch");
+                               std::to_string(s.reserved_bytes) + " bytes; try a smaller batch");
       });
   // cuBLAS's workspace from the pool (32 MiB, NVIDIA's recommendation for Hopper), so that
   // cuBLAS makes no allocations of its own during the steps.

@@ -8,7 +8,7 @@
 #include "common/error.hpp"
 #include "models/onnx/onnx_fold.hpp"
 #include "models/onnx/onnx_lower.hpp"
-#include "models/zoo.hpp"
+#include "models/model_spec.hpp"
 
 namespace xpusim {
 

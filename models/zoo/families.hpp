@@ -1,6 +1,6 @@
 // Declarations of the builder families; the registry list is in families.cpp.
 #pragma once
-#include "models/zoo.hpp"
+#include "models/zoo/catalog.hpp"
 
 namespace xpusim::zoo {
 

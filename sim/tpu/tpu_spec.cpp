@@ -20,10 +20,10 @@ TpuSpec parse(const YAML::Node& root, const std::string& path) {
   SpecReader r(root, path);
   TpuSpec s;
   s.file = path;
-  s.name = r.text("name", std::nullopt, "device name as used by --device");
+  s.name = r.text("name", std::nullopt, "device name, as a request's device field gives it");
   r.text("engine", std::nullopt, "engine that simulates this device", {"tpu_systemc"});
   s.description = r.text("description", std::string(""), "one line");
-  s.default_system = r.text("default_system", std::nullopt, "system used when --system is not given");
+  s.default_system = r.text("default_system", std::nullopt, "system used when a request names none");
   // Bounded: the simulator counts time in integer cycles, and a clock of 1e-20 MHz made the
   // step *faster* (wrapped cycle counts). 1 MHz .. 100 GHz covers any real chip.
   s.clock_mhz = r.number("clock_mhz", std::nullopt, "MHz", "TensorCore clock (1 to 100000)",

@@ -177,8 +177,8 @@ TEST_CASE("predict: power_w within the placement's bounds, energy = power x step
 TEST_CASE("compare: energy from the modelled power, else the option's, else the offer's", "[power][costmodel]") {
   using namespace xpusim::cost;
   StudyOption o;
-  o.device = "v100_sxm2_16gb";
-  o.data = "real";
+  o.placement.device = "v100_sxm2_16gb";
+  o.data = DataSource::real;
   o.offer = "aws_2018/p3.2xlarge";  // nameplate 300 W
   StudyTarget t;
   t.model = "resnet50";
