@@ -1,0 +1,141 @@
+// The host/framework pass (predict/host_pass.hpp) on hand-built device steps: the input
+// pipeline's time, the step under each HostCoupling, the framework's overheads, global batch
+// and throughput, with numbers derived by hand.
+#include <catch2/catch.hpp>
+
+#include <memory>
+
+#include "predict/host_pass.hpp"
+
+using namespace xpusim;
+
+namespace {
+struct Fixture {
+  std::shared_ptr<FrameworkSpec> fw = std::make_shared<FrameworkSpec>();
+  std::shared_ptr<SystemSpec> sys = std::make_shared<SystemSpec>();
+  std::shared_ptr<DatasetSpec> ds = std::make_shared<DatasetSpec>();
+  OpGraph g;
+  StepRequest req;
+  Fixture() {
+    g.batch = 64;
+    ds->host_preprocess_ms = 2;
+    sys->host.cpu_cores = 8;
+    sys->host.core_speed = 2;
+    sys->host.step_overhead_ms = 5;
+    req.graph = &g;
+    req.data = DataSource::real;
+    req.placement.count = 4;
+    req.placement.replicas = 4;
+    req.placement.input_feed = InputFeed{8, 2, 4};
+  }
+  // The placement holds const specs: set them after the fields are final.
+  StepRequest& request() {
+    req.placement.framework = fw;
+    req.placement.system = sys;
+    req.placement.dataset = ds;
+    return req;
+  }
+};
+}  // namespace
+
+TEST_CASE("host pass: the input pipeline's time per step", "[host_pass]") {
+  Fixture f;
+  f.fw->input_cost_scale = 1.5;
+  // 64 samples x 4 devices x 2 ms x 1.5 on 8 cores of speed 2: 768 ms / 16 = 48 ms.
+  CHECK(host_batch_s(f.request(), f.g) == Approx(0.048));
+  // Two framework threads: 768 ms / (2 x 2) = 192 ms.
+  f.fw->input_threads = 2;
+  CHECK(host_batch_s(f.request(), f.g) == Approx(0.192));
+  // Synthetic data: no pipeline.
+  f.req.data = DataSource::synthetic;
+  CHECK(host_batch_s(f.request(), f.g) == 0);
+}
+
+TEST_CASE("host pass: a prefetched step is bounded by the pipeline, then the framework adds its host work",
+          "[host_pass]") {
+  Fixture f;
+  f.fw->name = "profile";
+  f.fw->step_overhead_ms = 3;
+  f.fw->device_step_overhead_ms = 1;
+  StepRequest& req = f.request();
+  req.host_batch_s = 0.2;
+  StepReport rep;
+  DeviceStep& d = rep.device_step;
+  d.coupling = HostCoupling::prefetched;
+  d.device_s = 0.1;
+  d.device_overhead_s = 0.01;
+  d.infeed_s = 0.02;
+  d.shares = {{Resource::compute, 0.06}, {Resource::overhead, 0.001}};
+  d.busy_s[Resource::compute] = 0.05;
+  d.flops = 1e12;
+  apply_host_pass(req, f.g, rep);
+  // Device 0.1 + 0.01 + 5 ms host = 0.115 < pipeline 0.2; + 3 ms + 3 x 1 ms framework = 0.206 s.
+  CHECK(rep.step_time_s == Approx(0.206));
+  CHECK(rep.global_batch == 256);
+  CHECK(rep.throughput_samples_per_s == Approx(256 / 0.206));
+  CHECK(rep.bottleneck == Resource::input_pipeline);
+  CHECK(rep.utilization[Resource::compute] == Approx(0.05 / 0.206));
+  CHECK(rep.utilization[Resource::input_pipeline] == Approx(0.2 / 0.206));
+  CHECK(rep.extra["achieved_flops_per_s"].get<double>() == Approx(1e12 / 0.206));
+  CHECK(rep.extra["time_overhead_s"].get<double>() == Approx(0.001 + 0.015));
+  CHECK(rep.extra["framework_step_overhead_s"].get<double>() == Approx(0.006));
+  CHECK(rep.framework == "profile");
+}
+
+TEST_CASE("host pass: a device loader puts decode on the device; a CPU adds the pipeline", "[host_pass]") {
+  Fixture f;
+  f.fw->input_mode = InputMode::device_loader;
+  f.fw->device_decode_us_per_sample = 100;
+  StepRequest& req = f.request();
+  req.host_batch_s = 0.2;
+  StepReport gpu;
+  gpu.device_step.coupling = HostCoupling::prefetched;
+  gpu.device_step.device_s = 0.1;
+  gpu.device_step.shares = {{Resource::compute, 0.1}};
+  apply_host_pass(req, f.g, gpu);
+  // 0.1 + 5 ms host + 64 x 100 us decode = 0.1114 s; no host bound.
+  CHECK(gpu.step_time_s == Approx(0.1114));
+  CHECK(gpu.bottleneck == Resource::compute);
+  CHECK(gpu.framework.empty());  // the neutral profile is not named
+  StepReport cpu;
+  cpu.device_step.coupling = HostCoupling::shared_cores;
+  cpu.device_step.device_s = 0.1;
+  req.placement.replicas = 1;
+  apply_host_pass(req, f.g, cpu);
+  // The pipeline runs on the training cores: 0.105 + 0.2.
+  CHECK(cpu.step_time_s == Approx(0.305));
+  CHECK(cpu.global_batch == 64);
+}
+
+TEST_CASE("host pass: simulated, measured and not-run device steps", "[host_pass]") {
+  Fixture f;
+  f.fw->name = "profile";
+  f.fw->step_overhead_ms = 4;
+  StepRequest& req = f.request();
+  req.placement.replicas = 8;
+  StepReport tpu;
+  tpu.device_step.coupling = HostCoupling::simulated;
+  tpu.device_step.device_s = 0.05;
+  tpu.bottleneck = Resource::mxu;  // the engine's own
+  apply_host_pass(req, f.g, tpu);
+  CHECK(tpu.step_time_s == Approx(0.054));  // the host's step overhead is not the TPU's
+  CHECK(tpu.global_batch == 512);
+  CHECK(tpu.throughput_samples_per_s == Approx(512 / 0.054));
+  CHECK(tpu.bottleneck == Resource::mxu);
+  CHECK(tpu.extra["host_images_per_s"].get<double>() == Approx(8 * 2 / 2e-3));
+  StepReport oom;
+  oom.device_step.coupling = HostCoupling::simulated;
+  oom.device_step.ran = false;
+  apply_host_pass(req, f.g, oom);
+  CHECK(oom.global_batch == 512);
+  CHECK(oom.step_time_s == 0);
+  CHECK(oom.throughput_samples_per_s == 0);
+  CHECK(oom.framework.empty());
+  StepReport real;
+  real.device_step.device_s = 0.25;  // measured by default
+  req.placement.replicas = 2;
+  apply_host_pass(req, f.g, real);
+  CHECK(real.step_time_s == 0.25);
+  CHECK(real.throughput_samples_per_s == Approx(128 / 0.25));
+  CHECK(real.framework.empty());
+}
