@@ -20,6 +20,7 @@ layer_of() {
     predict/*) echo "predict 4" ;;
     costmodel/*) echo "costmodel 5" ;;
     validation/*) echo "validation 6" ;;
+    compare/*) echo "compare 6" ;;
     sweep/*) echo "sweep 7" ;;
     cli/*) echo "cli 8" ;;
     python/*) echo "python 9" ;;
