@@ -1,5 +1,5 @@
 // Study evaluation: throughput per option (given, predicted or measured), then epochs, hours,
-// dollars and energy per target via the formulas of cost.hpp.
+// dollars and energy per target from the one cost function (costmodel/target_cost.hpp).
 #include "compare/compare.hpp"
 
 #include <map>
