@@ -11,7 +11,7 @@
 #include "common/checked_io.hpp"
 #include "common/error.hpp"
 #include "common/progress.hpp"
-#include "costmodel/compare.hpp"
+#include "compare/compare.hpp"
 #include "models/zoo.hpp"
 
 namespace xpusim::cli {

@@ -1,11 +1,10 @@
 #include "common/records.hpp"
 
-#include "common/csv.hpp"
-
 #include <charconv>
 #include <cmath>
 #include <map>
 
+#include "common/csv.hpp"
 #include "common/output.hpp"
 #include "common/version.hpp"
 

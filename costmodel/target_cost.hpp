@@ -9,7 +9,7 @@
 
 #include "costmodel/convergence.hpp"
 #include "costmodel/pricing.hpp"
-#include "costmodel/study.hpp"
+#include "costmodel/study_option.hpp"
 
 namespace xpusim::cost {
 

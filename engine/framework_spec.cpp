@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <memory>
+#include <mutex>
 
 #include "common/config_paths.hpp"
 #include "common/error.hpp"
@@ -141,6 +143,47 @@ std::vector<std::string> profile_files() {
   std::sort(files.begin(), files.end());
   return files;
 }
+
+// What a name lookup needs of each profile: its file, name, the names it answers to and its
+// engines.
+struct ProfileEntry {
+  std::string file, name;
+  std::vector<std::string> names, engines;
+  bool answers_to(const std::string& n) const {
+    return name == n || std::find(names.begin(), names.end(), n) != names.end();
+  }
+  bool on(const std::string& engine) const { return std::find(engines.begin(), engines.end(), engine) != engines.end(); }
+};
+
+// The name index of the config directory's profiles, built once: every profile is parsed the
+// first time a name is looked up, not at every lookup. Rebuilt when the directory, its file
+// list or a file's size or modification time changes (tests write scratch config directories).
+std::shared_ptr<const std::vector<ProfileEntry>> profile_index() {
+  static std::mutex mu;
+  static std::string signature;
+  static std::shared_ptr<const std::vector<ProfileEntry>> index;
+  const std::vector<std::string> files = profile_files();
+  std::string sig = config_dir();
+  for (const auto& f : files) {
+    std::error_code ec;
+    const auto size = fs::file_size(f, ec);
+    const auto time = fs::last_write_time(f, ec).time_since_epoch().count();
+    sig += "\n" + f + " " + std::to_string(size) + " " + std::to_string(time);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (index && sig == signature) return index;
+  }
+  auto built = std::make_shared<std::vector<ProfileEntry>>();
+  for (const auto& f : files) {
+    FrameworkSpec s = load_framework_spec(f);
+    built->push_back({f, s.name, s.names, s.engines});
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  signature = sig;
+  index = built;
+  return index;
+}
 }  // namespace
 
 std::string find_framework_file(const std::string& name, const std::string& engine) {
@@ -151,12 +194,9 @@ std::string find_framework_file(const std::string& name, const std::string& engi
     return name;
   }
   std::string known;
-  for (const auto& f : profile_files()) {
-    FrameworkSpec s = load_framework_spec(f);
-    const bool named = s.name == name || std::find(s.names.begin(), s.names.end(), name) != s.names.end();
-    const bool on_engine = std::find(s.engines.begin(), s.engines.end(), engine) != s.engines.end();
-    if (named && on_engine) return f;
-    if (on_engine) known += (known.empty() ? "" : ", ") + s.name;
+  for (const auto& p : *profile_index()) {
+    if (p.answers_to(name) && p.on(engine)) return p.file;
+    if (p.on(engine)) known += (known.empty() ? "" : ", ") + p.name;
   }
   throw FieldError("framework", "no profile for '" + name + "' on the " + engine + " engine (profiles for it: " +
                                     (known.empty() ? "none" : known) + "; configs/frameworks/)");
@@ -168,10 +208,9 @@ void check_framework_name(const std::string& name) {
     return;
   }
   std::string known;
-  for (const auto& f : profile_files()) {
-    FrameworkSpec s = load_framework_spec(f);
-    if (s.name == name || std::find(s.names.begin(), s.names.end(), name) != s.names.end()) return;
-    known += (known.empty() ? "" : ", ") + s.name;
+  for (const auto& p : *profile_index()) {
+    if (p.answers_to(name)) return;
+    known += (known.empty() ? "" : ", ") + p.name;
   }
   throw FieldError("framework", "no profile named '" + name + "' (profiles: " + (known.empty() ? "none" : known) +
                                     "; configs/frameworks/)");

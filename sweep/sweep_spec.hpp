@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "costmodel/pricing.hpp"
-#include "costmodel/study.hpp"
+#include "costmodel/study_option.hpp"
 #include "predict/predict.hpp"
 
 namespace xpusim::sweep {

@@ -22,7 +22,7 @@
 #include "common/error.hpp"
 #include "costmodel/convergence.hpp"
 #include "costmodel/pricing.hpp"
-#include "costmodel/study.hpp"
+#include "compare/study.hpp"
 #include "devices/analytical/device_spec.hpp"
 #include "engine/framework_spec.hpp"
 #include "engine/platform_spec.hpp"

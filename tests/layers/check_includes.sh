@@ -21,6 +21,7 @@ layer_of() {
     predict/*) echo "predict 5" ;;
     costmodel/*) echo "costmodel 6" ;;
     validation/*) echo "validation 7" ;;
+    compare/*) echo "compare 7" ;;
     sweep/*) echo "sweep 8" ;;
     cli/*) echo "cli 9" ;;
     python/*) echo "python 10" ;;

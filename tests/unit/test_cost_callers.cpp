@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "costmodel/compare.hpp"
+#include "compare/compare.hpp"
 #include "costmodel/cost.hpp"
 #include "sweep/points.hpp"
 #include "sweep/results.hpp"
@@ -43,7 +43,7 @@ TEST_CASE("cost: compare, sweep and validate give the same dollars for the same 
                  "  - {label: t, model: resnet50, dataset: imagenet, metric: top1, " + tg.yaml + "}\n"
                  "options:\n"
                  "  - {label: v100, device: v100_sxm2_16gb, count: 1, precision: mixed_fp16, batch: 128,\n"
-                 "     offer: aws_2018/p3.2xlarge}\n"));
+                 "     offer: aws_2018/p3.2xlarge, throughput: predict}\n"));
     cost::CompareResult cmp = cost::run_study(study);
     REQUIRE(cmp.rows.size() == 1);
     const cost::CompareRow& row = cmp.rows[0];

@@ -3,7 +3,7 @@
 // catalogs; the expected values below are the post's own figures, each within 3%.
 #include <catch2/catch.hpp>
 
-#include "costmodel/compare.hpp"
+#include "compare/compare.hpp"
 #include "models/zoo.hpp"
 
 using namespace xpusim;

@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "common/error.hpp"
-#include "costmodel/compare.hpp"
+#include "compare/compare.hpp"
 #include "models/zoo.hpp"
 
 using namespace xpusim;
@@ -45,8 +45,8 @@ TEST_CASE("a sweep expands batch x overrides into options", "[costmodel][study]"
   CHECK(s.options[1].label == "tpu/batch=128/mxu_mhz=700");
   CHECK(s.options[4].label == "tpu/batch=512/mxu_mhz=940");
   CHECK(s.options[4].batch_per_device == 512);
-  REQUIRE(s.options[4].overrides.size() == 1);
-  CHECK(s.options[4].overrides[0] == "mxu_mhz=940");
+  REQUIRE(s.options[4].placement.overrides.size() == 1);
+  CHECK(s.options[4].placement.overrides[0] == "mxu_mhz=940");
   CHECK(s.options[2].source == ThroughputSource::predict);  // from defaults
 }
 
@@ -279,4 +279,21 @@ TEST_CASE("compare: tokens/s appears only on rows whose report has it", "[costmo
   CHECK(r.rows[1].to_json()["throughput_tokens_per_s"].get<double>() == Approx(12800.0 * 128));
   CHECK_FALSE(r.rows[0].throughput_tokens_per_s.has_value());  // a given throughput
   CHECK_FALSE(r.rows[0].to_json().contains("throughput_tokens_per_s"));
+}
+
+TEST_CASE("study: build, precision and data are typed once; an unknown build names the field", "[costmodel]") {
+  const std::string head =
+      "name: b\ntargets:\n  - {model: mnist_cnn, dataset: mnist, epochs: 1, batch_per_device: 128}\noptions:\n";
+  const std::string opt = "  - {label: o, device: gce_skylake_vcpu, count: 8, offer: gcp_2017/n1-highcpu-8, "
+                          "pricing: preemptible, ";
+  std::string e = load_error(write_study("bad_build", head + opt + "build: nonsense}\n"));
+  CHECK(e.find("xpusim_test_study_bad_build.yaml:5: options.build: unknown build 'nonsense'") != std::string::npos);
+  Study s = load_study(write_study("typed", head + opt + "build: compiled, precision: mixed, data: synthetic, throughput: predict}\n"));
+  REQUIRE(s.options.size() == 1);
+  CHECK(s.options[0].placement.build == CpuBuild::compiled);
+  CHECK(s.options[0].precision == Precision::mixed_fp16);  // the CSV spelling, read once
+  CHECK(s.options[0].data == DataSource::synthetic);
+  Study d = load_study(write_study("typed_default", head + opt + "throughput: predict}\n"));
+  CHECK(!d.options[0].placement.build);  // none asked for: the device's default
+  CHECK(d.options[0].data == DataSource::real);
 }

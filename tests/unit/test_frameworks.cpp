@@ -4,6 +4,8 @@
 // fitted numbers.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -278,4 +280,29 @@ TEST_CASE("a profile field that does not apply to a listed engine is an error at
     CHECK(std::any_of(docs.begin(), docs.end(), [&](const FieldDoc& d) { return d.key == scope.field; }));
   }
   fs::remove(p);
+}
+
+TEST_CASE("framework names come from an index that follows the profile directory", "[frameworks]") {
+  namespace fs = std::filesystem;
+  const std::string previous = config_dir();
+  const fs::path dir = fs::temp_directory_path() / ("xpusim_framework_index_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "frameworks");
+  auto profile = [&](const std::string& name, const std::string& alias) {
+    std::ofstream(dir / "frameworks" / (name + ".yaml"))
+        << "name: " << name << "\ndescription: test\nnames: [" << alias << "]\nengines: [analytical]\nsource: test\n";
+  };
+  profile("stack_a", "alias-a");
+  set_config_dir(dir.string());
+  const std::string a = (dir / "frameworks" / "stack_a.yaml").string();
+  CHECK(find_framework_file("alias-a", "analytical") == a);
+  CHECK(find_framework_file("stack_a", "analytical") == a);
+  CHECK_THROWS_AS(find_framework_file("alias-b", "analytical"), FieldError);
+  // A profile added after the first lookup is found: the index is rebuilt when the file list changes.
+  profile("stack_b", "alias-b");
+  CHECK(find_framework_file("alias-b", "analytical") == (dir / "frameworks" / "stack_b.yaml").string());
+  CHECK_NOTHROW(check_framework_name("alias-b"));
+  CHECK_THROWS_WITH(find_framework_file("alias-a", "tpu_systemc"), Catch::Contains("profiles for it: none"));
+  set_config_dir(previous);
+  fs::remove_all(dir);
 }

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "common/error.hpp"
-#include "costmodel/compare.hpp"
+#include "compare/compare.hpp"
 #include "models/inference.hpp"
 #include "models/work.hpp"
 #include "models/zoo.hpp"

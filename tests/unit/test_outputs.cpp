@@ -9,8 +9,8 @@
 #include "common/error.hpp"
 #include "common/records.hpp"
 #include "common/svg_chart.hpp"
-#include "costmodel/compare.hpp"
-#include "costmodel/compare_summary.hpp"
+#include "compare/compare.hpp"
+#include "compare/compare_summary.hpp"
 
 using namespace xpusim;
 

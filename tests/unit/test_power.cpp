@@ -10,7 +10,7 @@
 #include "common/config_paths.hpp"
 #include "common/error.hpp"
 #include "common/spec_reader.hpp"
-#include "costmodel/compare.hpp"
+#include "compare/compare.hpp"
 #include "engine/engine.hpp"
 #include "engine/platform_spec.hpp"
 #include "engine/power.hpp"

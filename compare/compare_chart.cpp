@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "common/svg_chart.hpp"
-#include "costmodel/compare.hpp"
+#include "compare/compare.hpp"
 
 namespace xpusim::cost {
 

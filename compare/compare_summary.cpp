@@ -1,4 +1,4 @@
-#include "costmodel/compare_summary.hpp"
+#include "compare/compare_summary.hpp"
 
 #include <functional>
 #include <map>

@@ -1,7 +1,7 @@
-// Comparison studies (configs/studies/*.yaml): options (hardware, price, throughput source)
-// x targets (model, dataset, accuracy or epochs). Parsed and validated once into a Study;
-// every name (device, system, model, dataset, offer, curve) is checked here so that a bad
-// study fails with `file:line: key: message` before anything runs.
+// The typed study request: one option (a Placement plus the request and price fields, each its
+// own type) and one target (model, dataset, accuracy or epochs). What the cost function
+// (target_cost.hpp) prices; `compare` reads them from study YAML (compare/study.hpp), a sweep
+// builds them from its points, validation from reference rows.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -52,22 +52,6 @@ struct StudyOption {
   std::optional<double> power_w;          // overrides the modelled / offer's power for energy
   std::string where;                      // file:line
 };
-
-struct Study {
-  std::string name;
-  std::string description;
-  std::string source;
-  std::string file;
-  std::vector<StudyTarget> targets;
-  std::vector<StudyOption> options;
-  std::string breakeven_against;          // option label owned options are compared with
-};
-
-// Loads and validates a study. `catalog` defaults to the configured price catalog, `devices`
-// (the device names an option may use) to known_devices(), which reads every system file:
-// a caller loading many studies (the fuzzer) passes the list once read.
-Study load_study(const std::string& path, const PriceCatalog* catalog = nullptr,
-                 const std::vector<std::string>* devices = nullptr);
 
 // Whether `device` may be billed as `offer` at tier `tier_text`: nullopt when it may, else the
 // key (offer | pricing) and the message. Shared by studies and sweeps.

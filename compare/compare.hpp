@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "common/output.hpp"
-#include "costmodel/study.hpp"
+#include "compare/study.hpp"
 #include "predict/predict.hpp"
 
 namespace xpusim::cost {

@@ -1,6 +1,6 @@
 // Study evaluation: throughput per option (given, predicted or measured), then epochs, hours,
-// dollars and energy per target via the formulas of cost.hpp.
-#include "costmodel/compare.hpp"
+// dollars and energy per target from the one cost function (costmodel/target_cost.hpp).
+#include "compare/compare.hpp"
 
 #include <map>
 

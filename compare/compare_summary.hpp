@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "costmodel/compare.hpp"
+#include "compare/compare.hpp"
 
 namespace xpusim::cost {
 

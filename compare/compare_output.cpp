@@ -5,8 +5,8 @@
 #include <functional>
 
 #include "common/records.hpp"
-#include "costmodel/compare.hpp"
-#include "costmodel/compare_summary.hpp"
+#include "compare/compare.hpp"
+#include "compare/compare_summary.hpp"
 
 namespace xpusim::cost {
 

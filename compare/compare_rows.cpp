@@ -16,7 +16,7 @@
 #include "common/fingerprint.hpp"
 #include "models/task.hpp"
 #include "common/version.hpp"
-#include "costmodel/compare.hpp"
+#include "compare/compare.hpp"
 
 namespace xpusim::cost {
 
