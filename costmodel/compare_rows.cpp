@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "common/file_guard.hpp"
 #include "common/checked_io.hpp"
 #include "common/config_paths.hpp"
 #include "common/error.hpp"
@@ -145,11 +146,7 @@ std::vector<std::pair<int, std::vector<std::string>>> csv_records(const std::str
 }  // namespace
 
 std::string compare_inputs_fingerprint(const Study& s) {
-  auto read = [](const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw UserError(path + ": cannot read");
-    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  };
+  auto read = [](const std::string& path) { return read_input_file(path, kMaxTextInputBytes); };
   Fingerprint f;
   f.add("kind", "compare rows v1").add("xpusim", xpusim_version()).add("study", read(s.file));
   // Every configuration file (devices, systems, models, prices, convergence curves, framework
@@ -194,9 +191,7 @@ void write_compare_rows(std::ostream& os, const CompareResult& r, OutputFormat f
 }
 
 CompareRowFile read_compare_rows(const std::string& path, OutputFormat f) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UserError(path + ": cannot read row file");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text = read_input_file(path, kMaxTextInputBytes);
   require_utf8(text, path);
   CompareRowFile out;
   if (f == OutputFormat::json) {
