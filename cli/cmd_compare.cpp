@@ -68,6 +68,7 @@ void register_compare(CLI::App& app) {
           throw UserError("--resume: " + a->out + " was written for other inputs (inputs fingerprint " + prev.inputs +
                           ", this study file and xpusim version give " + inputs +
                           "); run without --resume, or give another --out");
+        if (!prev.rows_problem.empty()) throw UserError("--resume: " + prev.rows_problem);
         control.done = std::move(prev.rows);
       }
       control.on_row = [&](const cost::CompareResult& partial) {

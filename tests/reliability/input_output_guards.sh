@@ -80,6 +80,15 @@ head -n 3 "$dir/full.csv" > "$dir/part.csv"
 "$bin" sweep "$sweep_yaml" -o "$dir/part.csv" --resume >/dev/null 2>&1 && cmp -s "$dir/part.csv" "$dir/full.csv" \
   && echo "ok: an untouched partial file resumes byte-identical" || { echo "FAIL: honest resume"; fails=$((fails + 1)); }
 
+# Compare row files carry a CRC-32C of their rows: an edited or reordered row is refused.
+"$bin" compare "$dir/st.yaml" --format csv --out "$dir/cmp.csv" >/dev/null 2>&1
+awk -F, 'BEGIN{OFS=","} NR==3{$6=$6+1} {print}' "$dir/cmp.csv" > "$dir/cmp_edited.csv"
+expect 2 "do not match their checksum" -- "$bin" compare "$dir/st.yaml" --format csv --out "$dir/cmp_edited.csv" --resume
+{ head -n 2 "$dir/cmp.csv"; sed -n 4p "$dir/cmp.csv"; sed -n 3p "$dir/cmp.csv"; sed -n '5,$p' "$dir/cmp.csv"; } > "$dir/cmp_order.csv"
+expect 2 "do not match their checksum" -- "$bin" compare "$dir/st.yaml" --format csv --out "$dir/cmp_order.csv" --resume
+"$bin" compare "$dir/st.yaml" --format csv --out "$dir/cmp.csv" --resume >/dev/null 2>&1 \
+  && echo "ok: an untouched compare row file resumes" || { echo "FAIL: honest compare resume"; fails=$((fails + 1)); }
+
 # Checkpoints: a directory where the file should be.
 mkdir -p "$dir/ck/checkpoint.xpck"
 expect 2 "checkpoint.xpck: is a directory, expected a file" -- "$bin" train --checkpoint "$dir/ck" --resume \

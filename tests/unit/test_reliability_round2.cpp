@@ -9,12 +9,16 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <limits>
 #include <string>
 
 #include "common/crc32c.hpp"
 #include "common/error.hpp"
 #include "common/file_guard.hpp"
 #include "common/spec_reader.hpp"
+#include "models/zoo.hpp"
+#include "onnx_writer.hpp"
 #include "sweep/sweep_spec.hpp"
 
 using namespace xpusim;
@@ -167,4 +171,64 @@ TEST_CASE("sweep: tampered values and oversized grids are refused before any poi
   for (const char* k : {"set.a", "set.b", "set.c"}) axes += std::string("  ") + k + ": {from: 1, to: 2, count: 1000}\n";
   e = err("huge_grid", "fixed: {device: v100_sxm2_16gb, model: alexnet, precision: fp32, batch: 32}\naxes:\n" + axes);
   CHECK_THAT(e, Contains("axes: 1000000000 grid points is more than 100000000"));
+}
+
+namespace {
+
+namespace W = xpusim::test_onnx;
+
+// conv(3->8) -> ReLU -> GAP -> Flatten -> Gemm(8->10), with the pieces the cases change.
+W::GraphSpec onnx_cnn() {
+  W::GraphSpec g;
+  g.inputs = {W::value_info("x", 1, {1, 3, 8, 8}, {"N"})};
+  g.outputs = {W::value_info("y", 1, {1, 10})};
+  g.initializers = {W::tensor("w", {8, 3, 3, 3}), W::tensor("fw", {10, 8}), W::tensor("fb", {10})};
+  g.nodes = {W::node("Conv", {"x", "w"}, {"c"}, "conv", {W::ints_attr("kernel_shape", {3, 3}), W::ints_attr("pads", {1, 1, 1, 1})}),
+             W::node("Relu", {"c"}, {"r"}, "relu"), W::node("GlobalAveragePool", {"r"}, {"gp"}, "gap"),
+             W::node("Flatten", {"gp"}, {"f"}, "flatten"), W::node("Gemm", {"f", "fw", "fb"}, {"y"}, "fc", {W::int_attr("transB", 1)})};
+  return g;
+}
+
+std::string onnx_error(const std::string& name, const W::GraphSpec& g) {
+  const std::string path = write_file(name, W::model(g));
+  return error_of([&] {
+    GraphOptions o;
+    o.batch = 2;
+    o.training = true;
+    build_graph(find_model(path), o);
+  });
+}
+
+}  // namespace
+
+TEST_CASE("onnx: values the file states wrongly are named as the file's, not as a missing --input-shape", "[reliability][onnx]") {
+  CHECK(onnx_error("ok.onnx", onnx_cnn()).empty());
+  W::GraphSpec g = onnx_cnn();
+  g.inputs = {W::value_info("x", 1, {1, 0, 8, 8}, {"N"})};
+  std::string e = onnx_error("dim0.onnx", g);
+  CHECK_THAT(e, Contains("input 'x' dimension 1 is 0 (must be in [1, 2147483647])"));
+  CHECK_THAT(e, !Contains("input_shape") && !Contains("dynamic"));
+  g.inputs = {W::value_info("x", 1, {1, 3, std::numeric_limits<int64_t>::min(), 8}, {"N"})};
+  CHECK_THAT(onnx_error("dim63.onnx", g), Contains("dimension 2 is -9223372036854775808") && !Contains("dynamic"));
+  g = onnx_cnn();
+  g.initializers.push_back(W::tensor("w", {8, 3, 3, 3}));
+  CHECK_THAT(onnx_error("dup_init.onnx", g), Contains("initializer 'w' is given twice"));
+  g = onnx_cnn();
+  g.inputs = {W::value_info("x", 11, {1, 3, 8, 8}, {"N"})};
+  CHECK_THAT(onnx_error("double.onnx", g), Contains("input 'x' is double (float64)"));
+  g = onnx_cnn();
+  g.nodes.insert(g.nodes.begin() + 2, W::node("MaxPool", {"r"}, {"p"}, "pool",
+                                              {W::ints_attr("kernel_shape", {2, 2}), W::ints_attr("strides", {2, 2}),
+                                               W::int_attr("ceil_mode", -1)}));
+  g.nodes[3] = W::node("GlobalAveragePool", {"p"}, {"gp"}, "gap");
+  CHECK_THAT(onnx_error("ceil.onnx", g), Contains("node 'pool'") && Contains("ceil_mode must be 0 or 1, got -1"));
+  g = onnx_cnn();
+  g.initializers.push_back(W::tensor("shape", {2}, 7, {0, -1}));
+  g.nodes[4] = W::node("Gemm", {"f", "fw", "fb"}, {"g"}, "fc", {W::int_attr("transB", 1)});
+  g.nodes.push_back(W::node("Reshape", {"g", "shape"}, {"y"}, "reshape", {W::int_attr("allowzero", int64_t(1) << 62)}));
+  CHECK_THAT(onnx_error("allowzero.onnx", g), Contains("allowzero must be 0 or 1, got 4611686018427387904"));
+  // A file concatenated with itself: two graph fields.
+  const std::string once = W::model(onnx_cnn());
+  const std::string path = write_file("twice.onnx", once + once);
+  CHECK_THAT(error_of([&] { find_model(path); }), Contains("a second graph (two models concatenated?)"));
 }
