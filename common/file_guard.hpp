@@ -47,6 +47,9 @@ class FileLock {
   FileLock& operator=(const FileLock&) = delete;
   ~FileLock();
   bool held() const { return fd_ >= 0; }
+  // The locked descriptor (-1 when none): a forked worker closes its copy, so that the lock
+  // ends with the process that took it.
+  int fd() const { return fd_; }
 
  private:
   int fd_ = -1;

@@ -209,7 +209,7 @@ long long take_rows(std::string& buf, const std::function<void(long long, std::s
 // Returns whether it was stopped (RunOptions::stop): then the workers were told to stop after
 // their current point and only the rows they finished are merged.
 bool run_forked(const SweepSpec& s, const RowFormat f, const std::vector<Point>& todo, int jobs, OrderedWriter& w,
-                Progress& bar, const std::atomic<bool>* stop, bool batch_rows) {
+                Progress& bar, const std::atomic<bool>* stop, bool batch_rows, int lock_fd) {
   const std::vector<int> who = assign_workers(s, todo, jobs);
   struct Worker {
     pid_t pid = -1;
@@ -226,6 +226,9 @@ bool run_forked(const SweepSpec& s, const RowFormat f, const std::vector<Point>&
     if (pid < 0) throw InternalError(std::string("sweep: fork failed: ") + std::strerror(errno));
     if (pid == 0) {
       ::close(p[0]);
+      // The row file's lock belongs to this run's parent: a worker left running after the
+      // parent was killed must not hold it (flock lasts while any descriptor is open).
+      if (lock_fd >= 0) ::close(lock_fd);
       for (const auto& prev : ws)
         if (prev.fd >= 0) ::close(prev.fd);
       int code = 0;
@@ -550,7 +553,7 @@ RunStats run_sweep(const SweepSpec& s, const RunOptions& o) {
     // No more workers than points left: --jobs 1000 forked 1,000 processes for 9 points.
     const int jobs = static_cast<int>(std::min<size_t>(static_cast<size_t>(o.jobs), todo.size()));
     st.processes = jobs;
-    st.interrupted = run_forked(s, o.format, todo, jobs, w, bar, stop, o.batch_rows);
+    st.interrupted = run_forked(s, o.format, todo, jobs, w, bar, stop, o.batch_rows, row_lock.fd());
   } else {
     Evaluator ev;
     long long k = 0;

@@ -145,6 +145,27 @@ std::optional<TrainCheckpoint> read_checkpoint(const std::string& dir) {
       throw bad("format version " + t[1] + ", this xpusim reads version " + std::to_string(kCheckpointVersion) +
                 " (start the run again without resume)");
   }
+  // Integrity before meaning (after the version, which fixes the layout): the payload's length (a cut-off file says "truncated"), then
+  // the CRC-32C over the header lines before the checksum line and the payload, and only then
+  // are the values read and range-checked.
+  {
+    const size_t crc_at = header.rfind("\ncrc32c ");
+    if (crc_at == std::string::npos) throw bad("no crc32c checksum line");
+    const size_t pb = header.find("\npayload_bytes ");
+    uint64_t stated = 0;
+    if (pb == std::string::npos ||
+        !whole_int(header.substr(pb + 15, header.find('\n', pb + 1) - (pb + 15)), stated))
+      throw bad("no payload_bytes line");
+    if (payload.size() != stated)
+      throw bad("payload is " + std::to_string(payload.size()) + " bytes, the header says " + std::to_string(stated) +
+                " (truncated?)");
+    const std::string stated_crc = header.substr(crc_at + 8, header.size() - 1 - (crc_at + 8));
+    uint32_t crc = crc32c(0, header.data(), crc_at + 1);
+    crc = crc32c(crc, payload.data(), payload.size());
+    if (crc32c_hex(crc) != stated_crc)
+      throw bad("checksum mismatch (CRC-32C of header and payload is " + crc32c_hex(crc) + ", the file says " +
+                stated_crc + "): the file was damaged or edited");
+  }
   uint64_t order_n = 0, payload_bytes = 0;
   std::string crc_text;
   size_t crc_line_at = std::string::npos;  // offset of the crc32c line in `header`
@@ -226,12 +247,7 @@ std::optional<TrainCheckpoint> read_checkpoint(const std::string& dir) {
       throw bad(where + "unknown key '" + key + "'");
     }
   }
-  if (crc_line_at == std::string::npos) throw bad("no crc32c checksum line");
-  uint32_t crc = crc32c(0, header.data(), crc_line_at);
-  crc = crc32c(crc, payload.data(), payload.size());
-  if (crc32c_hex(crc) != crc_text)
-    throw bad("checksum mismatch (CRC-32C of header and payload is " + crc32c_hex(crc) + ", the file says " + crc_text +
-              "): the file was damaged or edited");
+  if (crc_line_at == std::string::npos || crc_text.empty()) throw bad("no crc32c checksum line");
   for (const char* k : {"model", "dataset", "precision", "optimizer", "lr", "batch", "seed", "train_images", "test_images",
                         "threads", "epoch", "dropout_step", "adam_step", "rng", "order", "payload_bytes"})
     if (!seen.count(k)) throw bad(std::string("header lacks '") + k + "'");

@@ -55,6 +55,10 @@ namespace xpusim {
 // The sweep row reader is fuzzed without engines: nothing here evaluates a point.
 void check_request(const PredictRequest& r) { check_request_specs(r); }
 StepReport predict(const PredictRequest&) { throw UnavailableError("no engines in the fuzz build"); }
+Engine& cached_engine(const std::string&) { throw UnavailableError("no engines in the fuzz build"); }
+ResolvedPlacement resolve_placement(const Placement&, const Engine&, const std::string&, bool) {
+  throw UnavailableError("no engines in the fuzz build");
+}
 namespace validation {
 PredictFn graph_caching_predictor() { return [](const PredictRequest& r) { return predict(r); }; }
 }  // namespace validation

@@ -287,7 +287,7 @@ TEST_CASE("checkpoint: header fields are checksummed, range-checked and cross-ch
   const int64_t far = 1000000000;
   refused(with_payload(bytes, 0, &far, sizeof far), "data order entry 0 is 1000000000, not an unused image index in [0, 5)");
   const int64_t dup = 0;
-  refused(with_payload(bytes, sizeof(int64_t), &dup, sizeof dup), "data order entry 1 is 0");
+  refused(with_payload(bytes, 0, &dup, sizeof dup), "data order entry 1 is 0");  // {0, 0, 3, 1, 2}
   const float nan = std::numeric_limits<float>::quiet_NaN();
   refused(with_payload(bytes, 5 * sizeof(int64_t), &nan, sizeof nan), "tensor w value 0 is not finite");
   // The untouched file still reads.
