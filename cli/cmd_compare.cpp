@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "common/file_guard.hpp"
 #include "common/checked_io.hpp"
 #include "common/error.hpp"
 #include "common/progress.hpp"
@@ -50,6 +51,10 @@ void register_compare(CLI::App& app) {
     if (!a->out.empty() && f != OutputFormat::csv && f != OutputFormat::json)
       throw UserError("--out: row files are csv or json; give --format csv or --format json");
     std::string path = resolve_config("studies", a->study);
+    // `compare st.yaml --out st.yaml` replaced the study with its own rows (exit 0).
+    refuse_output_over_input("--out", a->out, {path});
+    refuse_output_over_input("--chart", chart, {path});
+    refuse_shared_outputs({{"--out", a->out}, {"--chart", chart}});
     cost::Study s = cost::load_study(path);
 
     cost::StudyRunControl control;
@@ -63,6 +68,7 @@ void register_compare(CLI::App& app) {
           throw UserError("--resume: " + a->out + " was written for other inputs (inputs fingerprint " + prev.inputs +
                           ", this study file and xpusim version give " + inputs +
                           "); run without --resume, or give another --out");
+        if (!prev.rows_problem.empty()) throw UserError("--resume: " + prev.rows_problem);
         control.done = std::move(prev.rows);
       }
       control.on_row = [&](const cost::CompareResult& partial) {

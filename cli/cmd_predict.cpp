@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "common/file_guard.hpp"
 #include "cli/step_report_output.hpp"
 #include "common/error.hpp"
 #include "predict/predict.hpp"
@@ -53,6 +54,10 @@ void register_predict(CLI::App& app) {
       r->placement.build = b;
     }
     r->task = task_from_name(*task);
+    // Two outputs to one file kept only one of them; an output over the model destroyed it.
+    refuse_shared_outputs({{"--trace", r->trace_path}, {"--vcd", r->vcd_path}});
+    refuse_output_over_input("--trace", r->trace_path, {r->model});
+    refuse_output_over_input("--vcd", r->vcd_path, {r->model});
     StepReport rep = predict(*r);
     print_step_report(std::cout, rep, f);
   });

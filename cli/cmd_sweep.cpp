@@ -15,6 +15,7 @@
 #include "cli/commands.hpp"
 #include "common/checked_io.hpp"
 #include "common/config_paths.hpp"
+#include "common/file_guard.hpp"
 #include "common/error.hpp"
 #include "common/output.hpp"
 #include "common/progress.hpp"
@@ -50,7 +51,12 @@ void register_sweep(CLI::App& app) {
   cmd->add_flag("--progress", a->progress, "progress bar on stderr even when it is not a terminal");
   cmd->add_flag("--dry-run", a->dry_run, "check the sweep and print its point count; run nothing");
   cmd->callback([a] {
-    if (a->jobs < 1) throw UserError("--jobs: must be >= 1, got " + std::to_string(a->jobs));
+    // Bounded by the machine: more workers than 4 per core only queue for the cores (each
+    // is a forked copy of the process), and --jobs 100000 forked until fork() failed.
+    const int max_jobs = sweep::max_jobs();
+    if (a->jobs < 1 || a->jobs > max_jobs)
+      throw UserError("--jobs: must be in [1, " + std::to_string(max_jobs) + "] (4 per core on this machine), got " +
+                      std::to_string(a->jobs));
     if (a->summary != "table" && a->summary != "json")
       throw UserError("--summary: '" + a->summary + "' is not table or json");
     if (!a->chart.empty() && !ends_with(a->chart, ".svg")) throw UserError("--chart: '" + a->chart + "' must end in .svg");
@@ -72,7 +78,12 @@ void register_sweep(CLI::App& app) {
     o.progress = ProgressBar::stderr_is_interactive();
 
     // The whole sweep is checked (every axis value) before any point runs.
-    sweep::SweepSpec s = sweep::load_sweep(resolve_config("sweeps", a->file));
+    const std::string sweep_file = resolve_config("sweeps", a->file);
+    // Outputs never destroy the input or each other (by device and inode, links followed).
+    refuse_output_over_input("--output", a->output, {sweep_file});
+    refuse_output_over_input("--chart", a->chart, {sweep_file});
+    refuse_shared_outputs({{"--output", a->output}, {"--chart", a->chart}});
+    sweep::SweepSpec s = sweep::load_sweep(sweep_file);
     if (a->dry_run) {
       std::cout << "sweep " << s.name << ": " << sweep::point_count(s) << " points (" << sweep::sampling_name(s.sampling)
                 << ", " << s.axes.size() << " axes); MPI " << (sweep::mpi_built() ? "built" : "not built") << "\n";
@@ -107,11 +118,8 @@ void register_sweep(CLI::App& app) {
                              " resumed); the summary covers the finished points, kept in " + o.output +
                              "; continue with --resume" + (a->chart.empty() ? "" : " (no chart for a partial run)"));
     }
-    if (!a->chart.empty()) {
-      std::ofstream out(a->chart);
-      if (!out) throw UserError("--chart: cannot write '" + a->chart + "'");
-      out << sweep::summary_chart_svg(s, rows, sum);
-    }
+    if (!a->chart.empty())
+      write_file_atomic(a->chart, [&](std::ostream& out) { out << sweep::summary_chart_svg(s, rows, sum); }, "--chart");
   });
 }
 

@@ -114,9 +114,13 @@ void register_train(CLI::App& app) {
       throw InterruptedError("train stopped in epoch " + std::to_string(r.stopped_epoch) + " after " +
                              std::to_string(r.stopped_step) + " steps; " + std::to_string(r.epochs.size()) +
                              " finished epochs shown" + (o->log_path.empty() ? "" : " and kept in " + o->log_path) +
-                             (o->checkpoint_dir.empty()
-                                  ? std::string()
-                                  : "; continue with --resume (checkpoint in " + o->checkpoint_dir + ")"));
+                             (o->checkpoint_dir.empty() ? std::string()
+                              // Before the first epoch ends no checkpoint exists: --resume
+                              // would find nothing and refuse the log this run began.
+                              : static_cast<int>(r.epochs.size()) > r.resumed_after_epoch || r.resumed_after_epoch > 0
+                                  ? "; continue with --resume (checkpoint in " + o->checkpoint_dir + ")"
+                                  : "; no epoch finished, so no checkpoint was written: start again" +
+                                        std::string(o->log_path.empty() ? "" : " with --overwrite (the log holds only its header)")));
     };
     if (f == OutputFormat::json) {
       print_json_document(std::cout, train_json(r));

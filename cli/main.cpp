@@ -39,6 +39,24 @@ void check_subcommand(const CLI::App& app, int argc, char** argv) {
   }
 }
 
+// An empty path given to an option that names a file or directory ('--trace ""', a variable
+// that was not set) was taken as "not given" and the output silently skipped.
+void check_empty_paths(int argc, char** argv) {
+  static const char* const kPathFlags[] = {"--trace", "--vcd", "--chart", "--checkpoint", "--out", "--output", "-o",
+                                           "--report", "--log", "--measure-out", "--write-topology", "--data-dir",
+                                           "--config-dir", "--reference", "--calibration", "--model"};
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--") break;
+    for (const char* f : kPathFlags) {
+      const std::string flag = f;
+      const bool separate = a == flag && i + 1 < argc && argv[i + 1][0] == '\0';
+      const bool joined = a == flag + "=";
+      if (separate || joined) throw xpusim::UserError(flag + ": empty path (give a file name, or leave " + flag + " out)");
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -61,6 +79,7 @@ int main(int argc, char** argv) {
   try {
     for (int i = 1; i < argc; ++i) xpusim::require_utf8(argv[i], "argument " + std::to_string(i));
     check_subcommand(app, argc, argv);
+    check_empty_paths(argc, argv);
     app.parse(argc, argv);
     // A full disk or a closed pipe on stdout is an error, not a silent success.
     xpusim::check_stream(std::cout, "stdout");

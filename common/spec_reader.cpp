@@ -1,6 +1,7 @@
 #include "common/spec_reader.hpp"
 
 #include <cerrno>
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "common/checked_io.hpp"
+#include "common/file_guard.hpp"
 #include "yaml-cpp/eventhandler.h"
 #include "yaml-cpp/parser.h"
 
@@ -22,16 +24,9 @@ std::string yaml_location(const std::string& file, const YAML::Node& node) {
 }
 
 std::string read_text_file(const std::string& path) {
-  // A directory opens as an ifstream on Linux and reads as empty: say what it is instead of
-  // reporting the fields an empty file lacks.
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw UserError(path + ": is a directory, expected a file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UserError(path + ": cannot open file: " + std::strerror(errno));
-  std::ostringstream os;
-  os << in.rdbuf();
-  if (in.bad()) throw UserError(path + ": cannot read file");
-  return os.str();
+  // Regular files only, within a size cap: a directory read as empty, a FIFO blocked for
+  // ever and a link to /dev/zero filled memory (file_guard.hpp).
+  return read_input_file(path, kMaxTextInputBytes);
 }
 
 YAML::Node load_yaml_file(const std::string& path) { return parse_yaml_text(read_text_file(path), path); }
@@ -86,6 +81,84 @@ class SecondDocumentFinder : public YAML::EventHandler {
   }
 };
 
+// Bounds on what a YAML text may expand to, checked on the parser's events before any tree
+// is built or walked: nesting deeper than kMaxYamlDepth (20,000 '[' reached yaml-cpp's own
+// recursion guard, "bad file"), and more than kMaxYamlNodes nodes once every alias is
+// expanded (a 400-byte "billion laughs" file took a minute to walk under an unknown key; a
+// 10 MB list 14 s: each extra node costs three parses and a walk).
+constexpr int kMaxYamlDepth = 64;
+constexpr uint64_t kMaxYamlNodes = 100'000;  // the largest shipped spec has 631 (tpu_analytical_10k)
+
+struct YamlBoundError {
+  int line;
+  std::string what;
+};
+
+class YamlBounds : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& m, YAML::anchor_t a) override { leaf(m, a, 1); }
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t a) override {
+    auto it = sizes_.find(a);
+    leaf(m, 0, it == sizes_.end() ? 1 : it->second);
+  }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t a, const std::string&) override { leaf(m, a, 1); }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t a, YAML::EmitterStyle::value) override {
+    open(m, a);
+  }
+  void OnSequenceEnd() override { close(); }
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t a, YAML::EmitterStyle::value) override {
+    open(m, a);
+  }
+  void OnMapEnd() override { close(); }
+
+ private:
+  struct Frame {
+    YAML::anchor_t anchor;
+    uint64_t size;
+  };
+  void add(const YAML::Mark& m, uint64_t n) {
+    total_ += n;
+    if (total_ > kMaxYamlNodes)
+      throw YamlBoundError{m.line + 1, "more than " + std::to_string(kMaxYamlNodes) +
+                                           " values (an alias *name counting as the values it stands for); a spec file is far smaller"};
+  }
+  void leaf(const YAML::Mark& m, YAML::anchor_t a, uint64_t n) {
+    add(m, n);
+    if (a) sizes_[a] = n;
+    if (!stack_.empty()) stack_.back().size += n;
+  }
+  void open(const YAML::Mark& m, YAML::anchor_t a) {
+    if (static_cast<int>(stack_.size()) >= kMaxYamlDepth)
+      throw YamlBoundError{m.line + 1, "YAML nested more than " + std::to_string(kMaxYamlDepth) + " levels deep"};
+    add(m, 1);
+    stack_.push_back({a, 1});
+  }
+  void close() {
+    if (stack_.empty()) return;
+    const Frame f = stack_.back();
+    stack_.pop_back();
+    if (f.anchor) sizes_[f.anchor] = f.size;
+    if (!stack_.empty()) stack_.back().size = std::min<uint64_t>(stack_.back().size + f.size, kMaxYamlNodes + 1);
+  }
+  std::vector<Frame> stack_;
+  std::map<YAML::anchor_t, uint64_t> sizes_;
+  uint64_t total_ = 0;
+};
+
+// Runs YamlBounds over the first document: UserError "PATH:LINE: ..." past a bound.
+void check_yaml_bounds(const std::string& text, const std::string& path) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  YamlBounds bounds;
+  try {
+    parser.HandleNextDocument(bounds);
+  } catch (const YamlBoundError& e) {
+    throw UserError(path + ":" + std::to_string(e.line) + ": " + e.what);
+  }
+}
+
 // The line of a second document with content, or 0. yaml-cpp's LoadAll loops for ever (and
 // grows without bound) on a stray flow token such as a lone ',' (found by the YAML fuzzers):
 // its parser reports one more empty document per call without consuming the token. Every
@@ -133,8 +206,13 @@ YAML::Node parse_yaml_text(const std::string& text, const std::string& path) {
     std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(text[bad]));
     throw UserError(path + ":" + std::to_string(line_of_offset(text, bad)) + ": not valid UTF-8 (byte " + byte + ")");
   }
+  const int64_t cap = input_size_cap(kMaxYamlInputBytes);
+  if (static_cast<int64_t>(text.size()) > cap)
+    throw UserError(path + ": " + std::to_string(text.size()) + " bytes, more than the " + std::to_string(cap >> 20) +
+                    " MiB limit for a YAML spec (set XPUSIM_MAX_INPUT_MB to raise it)");
   YAML::Node root;
   try {
+    check_yaml_bounds(text, path);
     // YAML::Load reads the first document only: a file with a second one ('---' then more
     // keys) silently lost it, like a duplicate key would. An empty trailing document is fine.
     root = YAML::Load(text);

@@ -84,6 +84,8 @@ struct CompareRowFile {
   std::string inputs;  // fingerprint of the inputs that produced the rows
   bool complete = false;
   std::vector<CompareRow> rows;
+  // Why the rows cannot be trusted (no rows_crc32c, or rows that do not match it), or empty.
+  std::string rows_problem;
 };
 // Fingerprint of what a study's rows depend on: the study file's bytes, every file under the
 // configuration directory (devices, systems, models, prices, curves, frameworks) and the

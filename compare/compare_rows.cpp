@@ -9,6 +9,8 @@
 #include <sstream>
 #include <string_view>
 
+#include "common/crc32c.hpp"
+#include "common/file_guard.hpp"
 #include "common/checked_io.hpp"
 #include "common/csv.hpp"
 #include "common/config_paths.hpp"
@@ -110,11 +112,7 @@ const std::vector<Column>& columns() {
 }  // namespace
 
 std::string compare_inputs_fingerprint(const Study& s) {
-  auto read = [](const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw UserError(path + ": cannot read");
-    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  };
+  auto read = [](const std::string& path) { return read_input_file(path, kMaxTextInputBytes); };
   Fingerprint f;
   f.add("kind", "compare rows v1").add("xpusim", xpusim_version()).add("study", read(s.file));
   // Every configuration file (devices, systems, models, prices, convergence curves, framework
@@ -133,15 +131,45 @@ std::string compare_inputs_fingerprint(const Study& s) {
   return f.hex();
 }
 
+namespace {
+
+// CRC-32C of the rows as their columns' texts: --resume keeps the rows of the file, so an
+// edited number or a reordered row must not pass for the earlier run's (issue 34).
+std::string rows_digest(const std::vector<CompareRow>& rows) {
+  uint32_t crc = 0;
+  for (const auto& row : rows) {
+    for (const auto& c : columns()) {
+      const std::string t = c.get(row);
+      crc = crc32c(crc, t.data(), t.size());
+      crc = crc32c(crc, "\x1f", 1);
+    }
+    crc = crc32c(crc, "\x1e", 1);
+  }
+  return crc32c_hex(crc);
+}
+
+std::string digest_problem(const std::string& path, const std::string& stated, const std::vector<CompareRow>& rows) {
+  if (stated.empty())
+    return path + ": the rows carry no checksum (rows_crc32c): written by an older xpusim or edited; run without "
+                  "resume";
+  if (stated != rows_digest(rows))
+    return path + ": the rows do not match their checksum (rows_crc32c " + stated +
+           "): edited or reordered since compare wrote them; run without resume";
+  return "";
+}
+
+}  // namespace
+
 void write_compare_rows(std::ostream& os, const CompareResult& r, OutputFormat f, const std::string& inputs,
                         bool complete) {
   if (f == OutputFormat::json) {
     nlohmann::json j = r.to_json();
-    j["row_file"] = {{"version", 1}, {"inputs", inputs}, {"complete", complete}};
+    j["row_file"] = {{"version", 1}, {"inputs", inputs}, {"complete", complete}, {"rows_crc32c", rows_digest(r.rows)}};
     print_json(os, j);
     return;
   }
-  os << kCsvMagic << " inputs=" << inputs << " complete=" << (complete ? "true" : "false") << "\n";
+  os << kCsvMagic << " inputs=" << inputs << " complete=" << (complete ? "true" : "false")
+     << " rows_crc32c=" << rows_digest(r.rows) << "\n";
   const char* sep = "";
   for (const auto& c : columns()) {
     os << sep << c.name;
@@ -159,9 +187,7 @@ void write_compare_rows(std::ostream& os, const CompareResult& r, OutputFormat f
 }
 
 CompareRowFile read_compare_rows(const std::string& path, OutputFormat f) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UserError(path + ": cannot read row file");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text = read_input_file(path, kMaxTextInputBytes);
   require_utf8(text, path);
   CompareRowFile out;
   if (f == OutputFormat::json) {
@@ -205,6 +231,7 @@ CompareRowFile read_compare_rows(const std::string& path, OutputFormat f) {
       }
       out.rows.push_back(row);
     }
+    out.rows_problem = digest_problem(path, meta.value("rows_crc32c", ""), out.rows);
     return out;
   }
   std::vector<CsvRecord> recs = parse_csv(text, path);
@@ -212,10 +239,11 @@ CompareRowFile read_compare_rows(const std::string& path, OutputFormat f) {
   if (recs.empty() || recs[0].fields.size() != 1 || recs[0].fields[0].rfind(magic + " ", 0) != 0)
     throw UserError(path + ":1: not a compare row file (its first line is not '" + magic + " inputs=... complete=...')");
   std::istringstream meta(recs[0].fields[0].substr(magic.size()));
-  std::string word;
+  std::string word, digest;
   while (meta >> word) {
     if (word.rfind("inputs=", 0) == 0) out.inputs = word.substr(7);
     else if (word.rfind("complete=", 0) == 0) out.complete = word.substr(9) == "true";
+    else if (word.rfind("rows_crc32c=", 0) == 0) digest = word.substr(12);
   }
   const auto& cols = columns();
   if (recs.size() < 2 || recs[1].fields.size() != cols.size())
@@ -241,6 +269,7 @@ CompareRowFile read_compare_rows(const std::string& path, OutputFormat f) {
     }
     out.rows.push_back(row);
   }
+  out.rows_problem = digest_problem(path, digest, out.rows);
   return out;
 }
 

@@ -1,5 +1,6 @@
 // Convergence curves: loading (YAML points or `xpusim train` TSV logs), interpolation and
 // the McCandlish et al. 2018 batch-size model.
+#include "common/file_guard.hpp"
 #include "costmodel/convergence.hpp"
 
 #include <algorithm>
@@ -79,6 +80,7 @@ std::vector<AccuracyPoint> read_train_log(const std::string& path) {
   // and reading a line from the latter would never end.
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) throw UserError(path + ": training log not found or not a regular file");
+  check_input_file(path, kMaxTextInputBytes);
   std::ifstream in(path);
   if (!in) throw UserError(path + ": cannot open training log");
   std::string line;

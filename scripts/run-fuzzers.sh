@@ -20,7 +20,8 @@ limit=(-max_total_time="$seconds")
 [[ -n "$runs" ]] && limit=(-runs="$(( (runs + jobs - 1) / jobs ))" -max_total_time=0)
 targets=("$@")
 [[ ${#targets[@]} -eq 0 ]] && targets=(model_yaml device_yaml system_yaml study_yaml reference_csv topology_csv onnx
-  framework_yaml sweep_yaml pricing_yaml convergence_yaml calibration_yaml train_log_tsv datasets_yaml)
+  framework_yaml sweep_yaml pricing_yaml convergence_yaml calibration_yaml train_log_tsv datasets_yaml checkpoint
+  sweep_rows)
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang \
   -DXPUSIM_BUILD_FUZZERS=ON -DXPUSIM_BUILD_TESTS=OFF -DXPUSIM_WITH_CUDA=OFF -DXPUSIM_BUILD_BENCH=OFF >/dev/null
 cmake --build build-fuzz -j "${XPUSIM_JOBS:-$(nproc)}" --target "${targets[@]/#/xpusim_fuzz_}"
@@ -35,6 +36,8 @@ for t in "${targets[@]}"; do
   # Inputs up to twice the largest seed: longer ones only slow each execution down.
   max_len=4096                            # YAML seeds: up to 3 KB
   [[ "$t" == *_csv || "$t" == *_tsv ]] && max_len=8192  # CSV seeds: up to 7 KB
+  [[ "$t" == checkpoint ]] && max_len=8192  # seed: a hand-made 2-epoch checkpoint (~1 KB)
+  [[ "$t" == sweep_rows ]] && max_len=8192
   [[ "$t" == onnx ]] && max_len=65536  # seeds: the CNN export (8 KB) and two one-layer Transformers (63 KB)
   # -timeout: one input taking over 10 s is a finding (a hang); -rss_limit_mb bounds memory.
   start=$SECONDS

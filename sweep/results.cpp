@@ -204,7 +204,10 @@ PointResult parse_row(const SweepSpec& s, const std::string& line, RowFormat f, 
     if (c.size() != want)
       throw UserError(where + ": " + std::to_string(c.size()) + " columns, expected " + std::to_string(want));
     size_t i = 0;
-    r.point = static_cast<long long>(number("point", c[i++]));
+    const double point = number("point", c[i++]);
+    if (point != std::floor(point) || point < 0 || point > 9e15)
+      throw UserError(where + ": point: '" + c[0] + "' is not a point index");
+    r.point = static_cast<long long>(point);
     for (size_t k = 0; k < s.columns.size(); ++k) r.request.push_back(c[i++]);
     r.status = c[i++];
     r.engine = c[i++];
@@ -213,6 +216,8 @@ PointResult parse_row(const SweepSpec& s, const std::string& line, RowFormat f, 
       if (!t.empty()) r.values[fd.key] = number(fd.key, t);
     }
     const std::string& fits = c[i++];
+    if (!fits.empty() && fits != "true" && fits != "false")
+      throw UserError(where + ": fits_in_memory: '" + fits + "' is not true, false or empty");
     if (!fits.empty()) r.fits_in_memory = fits == "true";
     r.bottleneck = c[i++];
     r.note = c[i++];
@@ -235,6 +240,11 @@ PointResult parse_row(const SweepSpec& s, const std::string& line, RowFormat f, 
   }
   if (r.status != "ok" && r.status != "infeasible" && r.status != "error")
     throw UserError(where + ": status: '" + r.status + "' is not ok, infeasible or error");
+  // Every result field is a finite quantity >= 0 (times, rates, bytes, prices, energy):
+  // "nan", "inf" or a negative number was written by hand.
+  for (const auto& [k, v] : r.values)
+    if (!std::isfinite(v) || v < 0) throw UserError(where + ": " + k + ": " + fmt_num(v) + " is not a finite value >= 0");
+  if (r.point < 0) throw UserError(where + ": point: " + std::to_string(r.point) + " is not a point index");
   return r;
 }
 

@@ -20,8 +20,11 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <thread>
+#include <algorithm>
 
 #include "common/error.hpp"
+#include "common/file_guard.hpp"
 #include "common/output.hpp"
 #include "common/progress.hpp"
 #include "sweep/mpi_transport.hpp"
@@ -29,6 +32,11 @@
 namespace xpusim::sweep {
 
 namespace fs = std::filesystem;
+
+int max_jobs() {
+  const unsigned cores = std::thread::hardware_concurrency();
+  return 4 * static_cast<int>(std::max(1u, std::min(cores, 4096u)));
+}
 
 bool launched_by_mpi() {
   for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"})
@@ -58,6 +66,11 @@ std::vector<std::string> complete_lines(const std::string& path) {
   while (pos < keep) {
     size_t nl = text.find('\n', pos);
     lines.push_back(text.substr(pos, nl - pos));
+    // xpusim writes LF line ends; a file with CR LF was converted by an editor or a tool.
+    if (!lines.back().empty() && lines.back().back() == '\r')
+      throw UserError(path + ":" + std::to_string(lines.size()) +
+                      ": the line ends in CR LF (converted on Windows?); xpusim writes LF line ends: convert it back "
+                      "(dos2unix) or write to another file");
     pos = nl + 1;
   }
   return lines;
@@ -196,7 +209,7 @@ long long take_rows(std::string& buf, const std::function<void(long long, std::s
 // Returns whether it was stopped (RunOptions::stop): then the workers were told to stop after
 // their current point and only the rows they finished are merged.
 bool run_forked(const SweepSpec& s, const RowFormat f, const std::vector<Point>& todo, int jobs, OrderedWriter& w,
-                Progress& bar, const std::atomic<bool>* stop, bool batch_rows) {
+                Progress& bar, const std::atomic<bool>* stop, bool batch_rows, int lock_fd) {
   const std::vector<int> who = assign_workers(s, todo, jobs);
   struct Worker {
     pid_t pid = -1;
@@ -213,6 +226,9 @@ bool run_forked(const SweepSpec& s, const RowFormat f, const std::vector<Point>&
     if (pid < 0) throw InternalError(std::string("sweep: fork failed: ") + std::strerror(errno));
     if (pid == 0) {
       ::close(p[0]);
+      // The row file's lock belongs to this run's parent: a worker left running after the
+      // parent was killed must not hold it (flock lasts while any descriptor is open).
+      if (lock_fd >= 0) ::close(lock_fd);
       for (const auto& prev : ws)
         if (prev.fd >= 0) ::close(prev.fd);
       int code = 0;
@@ -384,6 +400,35 @@ std::vector<PointResult> read_rows(const SweepSpec& s, const std::string& path, 
   return rows;
 }
 
+namespace {
+
+// Resumed rows are kept as they are, so a hand-edited number would reach the summary: a few
+// of them (the first, the middle and the last) are evaluated again and must format to the
+// same line. Points are deterministic, so any difference is an edit or another xpusim.
+void verify_resumed_rows(const SweepSpec& s, const std::vector<Point>& points, const std::vector<PointResult>& have,
+                         const RunOptions& o) {
+  if (have.empty()) return;
+  std::vector<size_t> pick = {0, have.size() / 2, have.size() - 1};
+  Evaluator ev;
+  size_t last = have.size();
+  for (size_t i : pick) {
+    if (i == last) continue;
+    last = i;
+    PointResult again = ev.evaluate(s, points[static_cast<size_t>(have[i].point)]), kept = have[i];
+    // Notes may quote a path as this invocation spelled it: status and numbers must match.
+    again.note.clear();
+    kept.note.clear();
+    const std::string want = format_row(s, again, o.format), got = format_row(s, kept, o.format);
+    if (want != got)
+      throw UserError(o.output + ":" + std::to_string(i + (o.format == RowFormat::csv ? 2 : 1)) + ": point " +
+                      std::to_string(have[i].point) +
+                      " is not what this sweep computes for it (edited, or written by another xpusim version); "
+                      "write to another file or run without resume");
+  }
+}
+
+}  // namespace
+
 RunStats run_sweep(const SweepSpec& s, const RunOptions& o) {
   auto t0 = std::chrono::steady_clock::now();
   RunStats st;
@@ -397,9 +442,13 @@ RunStats run_sweep(const SweepSpec& s, const RunOptions& o) {
     t0 = t1;
   }
   st.root = world.rank == 0;
-  st.processes = o.mpi ? world.size : o.jobs;
+  st.processes = o.mpi ? world.size : 1;
   const std::vector<Point> points = make_points(s);
   st.points = static_cast<long long>(points.size());
+  // Another sweep (or a --resume of this one) appending to the same row file would interleave
+  // rows and leave duplicates that every later --resume refuses: one writer at a time.
+  FileLock row_lock;
+  if (st.root) row_lock = FileLock(o.output, "sweep: row file");
 
   // Rank 0 (or the only process) decides what is left to run.
   std::vector<long long> todo_idx;
@@ -425,7 +474,14 @@ RunStats run_sweep(const SweepSpec& s, const RunOptions& o) {
                             ", but this sweep's point " + std::to_string(r.point) + " has " + s.columns[c] + "=" +
                             eff[s.columns[c]] + "; write to another file or run without resume");
         if (!done.insert(r.point).second) throw UserError(where + ": point " + std::to_string(r.point) + " twice");
+        // Rows are written in point order (a prefix of what each run had left), so a row
+        // after a larger point was moved by hand.
+        if (i > 0 && r.point < have[i - 1].point)
+          throw UserError(where + ": point " + std::to_string(r.point) + " after point " +
+                          std::to_string(have[i - 1].point) + ": xpusim writes rows in point order (edited?); "
+                          "write to another file or run without resume");
       }
+      verify_resumed_rows(s, points, have, o);
       // An empty file (or one whose header was cut short) gets its header again.
       bool header = o.format == RowFormat::csv && fs::file_size(o.output) == 0;
       out.open(o.output, std::ios::app | std::ios::binary);
@@ -493,8 +549,11 @@ RunStats run_sweep(const SweepSpec& s, const RunOptions& o) {
       std::fprintf(stderr, "xpusim sweep (rank %d): %s\n", world.rank, e.what());
       mpi::abort_all(1);
     }
-  } else if (o.jobs > 1 && !todo.empty()) {
-    st.interrupted = run_forked(s, o.format, todo, o.jobs, w, bar, stop, o.batch_rows);
+  } else if (o.jobs > 1 && todo.size() > 1) {
+    // No more workers than points left: --jobs 1000 forked 1,000 processes for 9 points.
+    const int jobs = static_cast<int>(std::min<size_t>(static_cast<size_t>(o.jobs), todo.size()));
+    st.processes = jobs;
+    st.interrupted = run_forked(s, o.format, todo, jobs, w, bar, stop, o.batch_rows, row_lock.fd());
   } else {
     Evaluator ev;
     long long k = 0;

@@ -55,6 +55,8 @@ std::vector<int> assign_workers(const SweepSpec& s, const std::vector<Point>& to
 // MPI: whether this process was started by mpirun (OpenMPI, MPICH/PMI environment), and
 // whether xpusim was built with MPI (CMake XPUSIM_WITH_MPI).
 bool launched_by_mpi();
+// Upper bound of RunOptions::jobs on this machine: 4 per hardware thread (docs/sweeps.md).
+int max_jobs();
 bool mpi_built();
 
 }  // namespace xpusim::sweep

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <climits>
+#include <map>
 #include <set>
 
 #include "common/config_paths.hpp"
@@ -72,11 +74,17 @@ const std::vector<AxisField>& axis_fields() {
       {"pricing", cost::tier_choices(), false, [](PointRequest& r, const std::string& v) { r.pricing = v; }},
       {"power_w", "W, power while training (default: the modelled power, else the offer's)", false,
        [](PointRequest& r, const std::string& v) {
+         double w = 0;
          try {
-           r.power_w = std::stod(v);
+           size_t used = 0;
+           w = std::stod(v, &used);
+           if (used != v.size()) throw std::invalid_argument(v);
          } catch (const std::exception&) {
            throw FieldError("power_w", "'" + v + "' is not a number");
          }
+         // A negative or NaN power made energy and kWh cost negative or NaN without a word.
+         if (!(w > 0 && w <= 1e7)) throw FieldError("power_w", "'" + v + "' is not a power in (0, 1e7] W");
+         r.power_w = w;
        }},
   };
   return fields;
@@ -128,8 +136,10 @@ const ResultField* find_result_field(const std::string& key) {
 }
 
 long long SweepSpec::grid_size() const {
+  // Saturates instead of wrapping: load_sweep refuses anything past kMaxSweepPoints.
   long long n = 1;
-  for (const auto& a : axes) n *= static_cast<long long>(a.values.size());
+  for (const auto& a : axes)
+    if (__builtin_mul_overflow(n, static_cast<long long>(a.values.size()), &n)) return LLONG_MAX;
   return n;
 }
 
@@ -168,8 +178,15 @@ std::vector<std::string> expand_range(const YAML::Node& n, const std::string& fi
   SpecReader r(n, file, "axes." + key);
   double from = r.number("from", std::nullopt, "", "first value");
   double to = r.number("to", std::nullopt, "", "last value");
+  // Bounded before any value is made: `count: 1e12` grew past 2 GB.
   long long count = r.integer("count", std::nullopt, "values", "number of values, ends included",
-                              [](long long v) { return v >= 1 ? "" : "must be >= 1"; });
+                              [](long long v) {
+                                return v < 1 ? std::string("must be >= 1")
+                                       : v > kMaxAxisValues
+                                           ? std::to_string(v) + " values is more than " +
+                                                 std::to_string(kMaxAxisValues) + " per axis"
+                                           : std::string();
+                              });
   std::string scale = r.text("scale", std::string("linear"), "spacing of the values", {"linear", "log"});
   r.finish();
   if (scale == "log" && (from <= 0 || to <= 0)) r.fail("scale", "log spacing needs from and to > 0");
@@ -198,6 +215,8 @@ SweepAxis read_axis(const std::string& key, const YAML::Node& val, const std::st
   auto fail = [&](const std::string& msg) -> void { throw UserError(a.where + ": axes." + key + ": " + msg); };
   if (val.IsSequence()) {
     if (val.size() == 0) fail("empty axis (give at least one value)");
+    if (static_cast<long long>(val.size()) > kMaxAxisValues)
+      fail(std::to_string(val.size()) + " values is more than " + std::to_string(kMaxAxisValues) + " per axis");
     bool zipped = val[0].IsMap();
     if (!zipped && !is_field_key(key))
       fail("unknown axis key '" + key + "' (request fields: " + field_keys() +
@@ -253,9 +272,37 @@ bool touches(const SweepAxis& a, const std::set<std::string>& keys) {
 }
 
 // The request-level check of one combination: what predict() and the price catalog would reject.
+// Combinations already checked whole, keyed by every assignment but `batch`: the batch only
+// enters the request checks through check_request_fields (its range), so a batch axis of N
+// values costs N field checks, not N model and placement resolutions (~0.8 ms each).
+using CheckedCache = std::set<std::string>;
+
+std::string key_without_batch(const SweepSpec& s, const std::vector<size_t>& choice) {
+  std::string key;
+  auto add = [&](const std::vector<Assignment>& as) {
+    for (const auto& [k, v] : as)
+      if (k != "batch") key += k + "=" + v + "\n";
+  };
+  add(s.fixed);
+  for (size_t i = 0; i < s.axes.size(); ++i) add(s.axes[i].values[choice[i]]);
+  return key;
+}
+
 std::string check_combination(const SweepSpec& s, const std::vector<size_t>& choice,
-                              const std::vector<std::string>& devices) {
+                              const std::vector<std::string>& devices, CheckedCache* cache = nullptr) {
   PointRequest r;
+  const std::string key = cache ? key_without_batch(s, choice) : std::string();
+  if (cache && cache->count(key)) {
+    try {
+      r = request_for(s, choice);
+      check_request_fields(r.predict);
+      return "";
+    } catch (const FieldError& e) {
+      return e.field() + ": " + e.message();
+    } catch (const UserError& e) {
+      return e.what();
+    }
+  }
   try {
     r = request_for(s, choice);
     if (r.predict.placement.device.empty()) return "device: no device (set it in fixed: or as an axis)";
@@ -271,6 +318,7 @@ std::string check_combination(const SweepSpec& s, const std::vector<size_t>& cho
     if (auto bad = cost::offer_problem(cost::default_price_catalog(), r.offer, r.pricing, r.predict.placement.device,
                                        devices))
       return bad->first + ": " + bad->second;
+  if (cache) cache->insert(key);
   return "";
 }
 
@@ -291,11 +339,12 @@ void check_axes(const SweepSpec& s) {
     std::string bad = check_combination(s, first, devices);
     if (!bad.empty()) throw UserError(s.file + ": fixed: " + bad);
   }
+  CheckedCache cache;
   for (size_t a = 0; a < s.axes.size(); ++a)
     for (size_t v = 0; v < s.axes[a].values.size(); ++v) {
       std::vector<size_t> c = first;
       c[a] = v;
-      std::string bad = check_combination(s, c, devices);
+      std::string bad = check_combination(s, c, devices, &cache);
       if (bad.empty()) continue;
       // Blame the axis that sets the field the error names (a bad offer is the offer axis's
       // fault even when found while trying the first value of another axis).
@@ -379,6 +428,34 @@ SweepSpec load_sweep(const std::string& path) {
   }
   if (!axes.IsMap()) top.fail("axes", "expected a mapping of axes");
   for (const auto& kv : axes) s.axes.push_back(read_axis(kv.first.as<std::string>(), kv.second, path));
+  // A field set twice (in fixed: and by an axis, or by two axes) kept only the last value
+  // silently: the row's column showed one value, the point used another.
+  {
+    std::map<std::string, std::string> set_by;  // field -> where it is set
+    for (const auto& [k, v] : s.fixed) set_by.emplace(k, "fixed." + k);
+    for (const auto& a : s.axes) {
+      std::set<std::string> mine;
+      for (const auto& val : a.values)
+        for (const auto& [k, v] : val) mine.insert(k);
+      for (const auto& k : mine) {
+        auto [it, fresh] = set_by.emplace(k, "axes." + a.name);
+        if (!fresh)
+          throw UserError(a.where + ": axes." + a.name + ": sets " + k + ", which " + it->second +
+                          " already sets; give each field in one place");
+      }
+    }
+  }
+  // The point count, computed before any point exists (make_points allocates them).
+  if (s.sampling == Sampling::grid) {
+    long long n = 1;
+    bool over = false;
+    for (const auto& a : s.axes) over = over || __builtin_mul_overflow(n, static_cast<long long>(a.values.size()), &n);
+    if (over || n > kMaxSweepPoints)
+      top.fail("axes", (over ? std::string("more than 2^63") : std::to_string(n)) + " grid points is more than " +
+                           std::to_string(kMaxSweepPoints) + "; sample it (sampling: random or lhs) or shorten the axes");
+  } else if (s.samples > kMaxSweepPoints) {
+    top.fail("samples", std::to_string(s.samples) + " points is more than " + std::to_string(kMaxSweepPoints));
+  }
 
   // Columns: each field once, in order of first appearance.
   std::set<std::string> seen;
@@ -403,8 +480,9 @@ SweepSpec load_sweep(const std::string& path) {
     t.metric = r.text("metric", std::string("top1"), "accuracy metric", {"top1", "top5"});
     t.accuracy = r.number("accuracy", 0.0, "fraction", "target accuracy (0..1); absent = a fixed number of epochs",
                           [](double v) { return v >= 0 && v <= 1 ? "" : "is a fraction in [0, 1]"; });
+    // 1e300 epochs gave hours and dollars of 1e300 and beyond (inf in sums).
     t.epochs = r.number("epochs", 0.0, "epochs", "fixed training budget when no accuracy is given",
-                        [](double v) { return v >= 0 ? "" : "must be >= 0"; });
+                        [](double v) { return v >= 0 && v <= 1e6 ? "" : "must be in [0, 1e6]"; });
     r.finish();
     if ((t.accuracy > 0) == (t.epochs > 0)) r.fail("accuracy", "give exactly one of accuracy or epochs");
     if (t.accuracy > 0) {
@@ -453,6 +531,10 @@ SweepSpec load_sweep(const std::string& path) {
         } catch (const YAML::Exception&) {
           throw UserError(where + ": constraints." + side + "." + k + ": expected a number");
         }
+        // .nan compared false with every result, so the constraint was silently ignored.
+        if (!std::isfinite(b.limit))
+          throw UserError(where + ": constraints." + side + "." + k + ": expected a finite number, not " +
+                          kv.second.Scalar());
         s.bounds.push_back(b);
       }
     }

@@ -47,6 +47,10 @@ struct SweepAxis {
   std::string where;                          // file:line
 };
 
+// Bounds checked by load_sweep before anything is allocated (docs/reliability.md).
+inline constexpr long long kMaxAxisValues = 1'000'000;     // values of one axis
+inline constexpr long long kMaxSweepPoints = 100'000'000;  // points of a sweep
+
 enum class Sampling { grid, random, lhs };
 const char* sampling_name(Sampling s);
 

@@ -38,6 +38,7 @@ struct OpCost {
   double memory_s = 0;         // bytes at the effective bandwidth
   double overhead_s = 0;       // launches + dispatch
   double comm_bytes = 0;       // communication ops: bytes to all-reduce
+  double flops_saved = 0;      // of the op's counted FLOPs, skipped by a fast algorithm (Winograd / FFT)
   double time_s() const { return (compute_s > memory_s ? compute_s : memory_s) + overhead_s; }
 };
 

@@ -3,7 +3,7 @@
 // order, the dropout and Adam counters, the epochs so far), written atomically after every
 // epoch to DIR/checkpoint.xpck so that a resumed run continues bit for bit. The format is
 // documented in docs/interrupt_resume.md (a versioned text header, then a binary payload
-// with its length and FNV-1a checksum).
+// with its length and a CRC-32C over header and payload; every field is range-checked on read).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -14,7 +14,8 @@
 
 namespace xpusim::cpu {
 
-constexpr int kCheckpointVersion = 1;
+// Version 2: a CRC-32C over header and payload (version 1 had an FNV-1a hash of the payload).
+constexpr int kCheckpointVersion = 2;
 
 struct TrainCheckpoint {
   // What the run was: a resume must match every field (check_checkpoint_matches).

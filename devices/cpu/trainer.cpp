@@ -14,6 +14,7 @@
 
 #include "common/error.hpp"
 #include "common/progress.hpp"
+#include "common/file_guard.hpp"
 #include "devices/cpu/checkpoint.hpp"
 #include "devices/cpu/cpu_engine.hpp"
 #include "devices/cpu/executor.hpp"
@@ -106,8 +107,19 @@ TrainResult train_fashion_mnist(const TrainOptions& o) {
   // read (and its options checked) before the dataset is loaded.
   if (o.resume && o.checkpoint_dir.empty()) throw FieldError("resume", "needs a checkpoint directory to resume from");
   std::optional<TrainCheckpoint> saved;
+  // Two runs on one checkpoint directory or one log would interleave their epochs: each is
+  // held under an advisory lock for the whole run (file_guard.hpp).
+  auto lock = [](const std::string& path, const std::string& field) {
+    try {
+      return FileLock(path, "");
+    } catch (const UserError& e) {
+      throw FieldError(field, e.what());
+    }
+  };
+  FileLock checkpoint_lock, log_lock;
   if (!o.checkpoint_dir.empty()) {
     prepare_checkpoint_dir(o.checkpoint_dir);
+    checkpoint_lock = lock((std::filesystem::path(o.checkpoint_dir) / "checkpoint.lock").string(), "checkpoint");
     if (o.resume) {
       saved = read_checkpoint(o.checkpoint_dir);
     } else if (!o.overwrite_log && std::filesystem::exists(checkpoint_path(o.checkpoint_dir))) {
@@ -125,6 +137,9 @@ TrainResult train_fashion_mnist(const TrainOptions& o) {
     const bool is_regular = std::filesystem::is_regular_file(o.log_path, ec);
     if (is_regular && std::filesystem::file_size(o.log_path, ec) > 0 && !o.overwrite_log && !saved)
       throw FieldError("log", o.log_path + ": exists and is not empty (give another path, or allow overwriting it)");
+    if (same_file(o.log_path, checkpoint_path(o.checkpoint_dir)))
+      throw FieldError("log", o.log_path + ": is the checkpoint file; give the log another path");
+    log_lock = lock(o.log_path, "log");
     log.open(o.log_path, std::ios::trunc);
     if (!log) throw FieldError("log", o.log_path + ": cannot write file: " + std::strerror(errno));
   }

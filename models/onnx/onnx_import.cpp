@@ -71,11 +71,17 @@ std::shared_ptr<CheckedGraph> check_graph(const std::string& path, const OnnxImp
     int64_t n = t.numel();
     if (n < 0 || n > (int64_t{1} << 44))
       throw UserError(file + ": initializer '" + t.name + "' has " + (n < 0 ? "overflowing" : "too large") + " dims");
-    g->initializers[t.name] = &t;
+    // A second initializer of one name silently replaced the first.
+    if (!g->initializers.emplace(t.name, &t).second)
+      throw UserError(file + ": initializer '" + t.name + "' is given twice");
   }
   for (const auto& in : gr.inputs)
     if (!g->initializers.count(in.name)) g->host_inputs.push_back(&in);
   if (g->host_inputs.empty()) throw UserError(file + ": the graph has no inputs (every input is an initializer)");
+  for (const ValueInfo* in : g->host_inputs)
+    if (in->elem_type == DataType::float64)
+      throw UserError(file + ": input '" + in->name +
+                      "' is double (float64); models train in float32, float16 or bfloat16: export it in float32");
   if (gr.outputs.empty()) throw UserError(file + ": the graph has no outputs");
   g->output = gr.outputs[0].name;
 
@@ -166,8 +172,13 @@ std::shared_ptr<CheckedGraph> check_graph(const std::string& path, const OnnxImp
           s.push_back(1);  // the batch, set per build
           continue;
         }
+        // A size the file states that is not one (0, or 2^63 read back as negative) is the
+        // file's error, not a dynamic dimension the user was asked to give.
+        if (d.value && (*d.value <= 0 || *d.value > 2147483647))
+          throw UserError(file + ": input '" + in->name + "' dimension " + std::to_string(k) + " is " +
+                          std::to_string(*d.value) + " (must be in [1, 2147483647])");
         // A FieldError: the fix is the input_shape field (--input-shape on the command line).
-        if (!d.value || *d.value <= 0)
+        if (!d.value)
           throw FieldError("input_shape", file + ": input '" + in->name + "' dimension " + std::to_string(k) +
                                               " is dynamic (" +
                                               (d.param.empty() ? std::string("no value") : "'" + d.param + "'") +

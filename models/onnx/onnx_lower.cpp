@@ -172,6 +172,13 @@ class Lowerer {
     const Attribute* a = node(i).attr(name);
     return a ? a->i : def;
   }
+  // A 0/1 attribute (ceil_mode, allowzero): any other value is an error naming the node, not
+  // "true" (ceil_mode=-1 and allowzero=2^62 were accepted without a word).
+  bool attr_flag(size_t i, const char* name) const {
+    const int64_t v = attr_i(i, name, 0);
+    if (v != 0 && v != 1) fail(i, std::string(name) + " must be 0 or 1, got " + std::to_string(v));
+    return v == 1;
+  }
   float attr_f(size_t i, const char* name, float def) const {
     const Attribute* a = node(i).attr(name);
     return a ? a->f : def;
@@ -499,7 +506,7 @@ class Lowerer {
       fail(i, "only square windows (same kernel, stride and pad on both axes) are supported");
     int64_t ho = window_out(x.shape[2], k.first, s.first, p.first, 1);
     int64_t wo = window_out(x.shape[3], k.first, s.first, p.first, 1);
-    if (attr_i(i, "ceil_mode", 0) != 0) {
+    if (attr_flag(i, "ceil_mode")) {
       // ceil_mode only matters when a window would start inside the padded input
       auto ceil_out = [&](int64_t n) { return (n + 2 * p.first - k.first + s.first - 1) / s.first + 1; };
       if (ceil_out(x.shape[2]) != ho || ceil_out(x.shape[3]) != wo) fail(i, "ceil_mode 1 changes the output size; not supported");
@@ -777,7 +784,7 @@ class Lowerer {
       if (!c) return std::nullopt;
       std::vector<int64_t> target;
       for (double d : c->v) target.push_back(static_cast<int64_t>(d));
-      Shape s = reshape_target(r, x.shape, target, attr_i(r, "allowzero", 0) != 0);
+      Shape s = reshape_target(r, x.shape, target, attr_flag(r, "allowzero"));
       if (s.size() != 4 || s[0] != x.shape[0] || s[1] != x.shape[1] || s[2] * s[3] != x.shape[2]) return std::nullopt;
       return s;
     };
@@ -802,7 +809,7 @@ class Lowerer {
     if (!yc) return false;
     std::vector<int64_t> target;
     for (double d : yc->v) target.push_back(static_cast<int64_t>(d));
-    Shape ys = reshape_target(y, {q->shape[0], q->shape[1], heads, dh}, target, attr_i(y, "allowzero", 0) != 0);
+    Shape ys = reshape_target(y, {q->shape[0], q->shape[1], heads, dh}, target, attr_flag(y, "allowzero"));
     if (ys != q->shape) return false;
     int t = b_ ? b_->attention(q->tensor, k->tensor, v->tensor, heads, causal, nname(m.qk)) : -1;
     set_out(y, activation(q->shape, t));
@@ -1033,7 +1040,7 @@ class Lowerer {
   }
   void lower_reshape(size_t i) {
     const Val& x = act(i, 0);
-    emit_reshape(i, x, reshape_target(i, x.shape, ints_of(i, 1), attr_i(i, "allowzero", 0) != 0));
+    emit_reshape(i, x, reshape_target(i, x.shape, ints_of(i, 1), attr_flag(i, "allowzero")));
   }
   void lower_flatten(size_t i) {
     const Val& x = act(i, 0);

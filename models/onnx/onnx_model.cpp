@@ -1,3 +1,4 @@
+#include "common/file_guard.hpp"
 #include "models/onnx/onnx_model.hpp"
 
 #include <cmath>
@@ -239,6 +240,9 @@ OnnxModel decode_onnx(std::shared_ptr<const std::string> bytes, const std::strin
         case 1: m.ir_version = as_int64(f); break;
         case 2: m.producer = as_string(f); break;
         case 7:
+          // Protobuf would merge a second graph into the first; a file concatenated with
+          // itself (or another model) is not a model.
+          if (has_graph) throw WireError("a second graph (two models concatenated?)");
           ctx.path.push_back("graph");
           m.graph = decode_graph(as_message(f), ctx);
           ctx.path.pop_back();
@@ -273,14 +277,8 @@ OnnxModel decode_onnx(std::shared_ptr<const std::string> bytes, const std::strin
 }
 
 OnnxModel load_onnx_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw UserError(path + ": is a directory, not an ONNX file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UserError(path + ": cannot open file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw UserError(path + ": cannot read file");
-  return decode_onnx(std::make_shared<const std::string>(ss.str()), path);
+  // A regular file within the cap: a .onnx link to /dev/zero grew to 7.6 GB (file_guard.hpp).
+  return decode_onnx(std::make_shared<const std::string>(read_input_file(path, kMaxBinaryInputBytes)), path);
 }
 
 namespace {

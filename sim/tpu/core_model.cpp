@@ -9,16 +9,19 @@
 #include "sim/tpu/core_model.hpp"
 
 #include <systemc>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <mutex>
 
+#include "common/checked_io.hpp"
 #include "common/error.hpp"
 
 namespace xpusim::tpu {
@@ -458,6 +461,9 @@ struct Kernel {
   std::vector<std::unique_ptr<Signals>> core_sig;
   sc_core::sc_trace_file* vcd = nullptr;  // open from elaboration to the end of the first run
   std::string vcd_path;
+  // SystemC writes the waveform here and never reports a failed write (a --vcd /dev/full
+  // exited 0): finish_vcd copies it to vcd_path through a checked stream.
+  std::string vcd_scratch;
   explicit Kernel(const SimConfig& first) : vcd_path(first.vcd_path) {
     // A bad path is refused before anything is elaborated, so a later run can still start.
     std::string base;
@@ -474,14 +480,18 @@ struct Kernel {
   // sc_create_vcd_trace_file appends ".vcd" to the name it is given: returns the path without
   // it, so the file written is exactly the one asked for. SystemC reports an unwritable file
   // only as a warning, so writability is checked here.
-  std::string check_vcd_path() const {
+  std::string check_vcd_path() {
     std::string base = vcd_path;
     if (base.size() <= 4 || base.compare(base.size() - 4, 4, ".vcd") != 0)
       throw FieldError("vcd", vcd_path + ": the file name must end in .vcd");
-    base.resize(base.size() - 4);
     std::ofstream probe(vcd_path);
     if (!probe) throw FieldError("vcd", vcd_path + ": cannot open for writing");
-    return base;
+    std::error_code ec;
+    const auto scratch = std::filesystem::temp_directory_path(ec) /
+                         ("xpusim-" + std::to_string(static_cast<long long>(::getpid())) + "-waveform.vcd");
+    if (ec) throw FieldError("vcd", "no temporary directory for the waveform: " + ec.message());
+    vcd_scratch = scratch.string();
+    return vcd_scratch.substr(0, vcd_scratch.size() - 4);
   }
 
   // Traces must be declared before the simulation starts (SystemC initialises a trace file at
@@ -509,6 +519,29 @@ struct Kernel {
     sc_core::sc_close_vcd_trace_file(vcd);  // flushes; later runs record nothing
     vcd = nullptr;
     model->core.sig = nullptr;
+  }
+  // After a run that recorded the waveform: closes it and copies it to --vcd's path, every
+  // write checked (FieldError "vcd" on a full disk).
+  void finish_vcd() {
+    if (!vcd) return;
+    close_vcd();
+    std::ifstream in(vcd_scratch, std::ios::binary);
+    if (!in) throw FieldError("vcd", vcd_scratch + ": the simulator wrote no waveform");
+    try {
+      write_file_checked(vcd_path, [&](std::ostream& os) { os << in.rdbuf(); });
+    } catch (const UserError& e) {
+      std::error_code ec;
+      std::filesystem::remove(vcd_scratch, ec);
+      throw FieldError("vcd", e.what());
+    }
+    std::error_code ec;
+    std::filesystem::remove(vcd_scratch, ec);
+  }
+  ~Kernel() {
+    if (!vcd_scratch.empty()) {
+      std::error_code ec;
+      std::filesystem::remove(vcd_scratch, ec);
+    }
   }
 };
 
@@ -621,8 +654,9 @@ SimResult simulate(const Program& p, const SimConfig& c, bool want_trace) {
   } close_vcd{kernel};
   if (c.steps < 1) throw InternalError("simulate: steps must be >= 1");
   if (p.tasks.empty()) return SimResult{};  // nothing to run (the host threads would never stop)
-  if (c.simulated_cores > 1) return run_every_core(kernel, p, c, want_trace);
-  return run_one_core(kernel, p, c, want_trace);
+  SimResult res = c.simulated_cores > 1 ? run_every_core(kernel, p, c, want_trace) : run_one_core(kernel, p, c, want_trace);
+  kernel.finish_vcd();
+  return res;
 }
 
 }  // namespace xpusim::tpu

@@ -72,13 +72,10 @@ class TpuEngine final : public Engine {
     rep.memory_capacity_bytes = spec.hbm_capacity_bytes;
     rep.fits_in_memory = rep.memory_bytes <= spec.hbm_capacity_bytes;
     rep.extra["memory_bytes_per_core"] = rep.memory_bytes;
-    if (!rep.fits_in_memory) {
-      // Not simulated: the program could not be placed in HBM.
-      rep.bottleneck = Resource::memory;
-      rep.device_step.ran = false;
-      rep.extra["memory_needed_bytes"] = rep.memory_bytes;
-      return rep;
-    }
+    // A step that does not fit is still simulated, as the analytical engine still times it:
+    // the report says fits_in_memory false with the time the step would take. Returning
+    // early reported step_time_s 0 and throughput 0 with exit 0.
+    if (!rep.fits_in_memory) rep.extra["memory_needed_bytes"] = rep.memory_bytes;
 
     LoweringOptions lo;
     lo.real_data = req.data == DataSource::real;

@@ -15,15 +15,18 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/config_paths.hpp"
+#include "common/crc32c.hpp"
 #include "common/error.hpp"
 #include "costmodel/convergence.hpp"
 #include "costmodel/pricing.hpp"
 #include "compare/study.hpp"
 #include "devices/analytical/device_spec.hpp"
+#include "devices/cpu/checkpoint.hpp"
 #include "engine/framework_spec.hpp"
 #include "engine/platform_spec.hpp"
 #include "models/onnx/onnx_import.hpp"
@@ -31,8 +34,10 @@
 #include "predict/predict.hpp"
 #include "sim/tpu/scalesim.hpp"
 #include "sim/tpu/tpu_spec.hpp"
+#include "sweep/results.hpp"
 #include "sweep/sweep_spec.hpp"
 #include "validation/calibration_overlay.hpp"
+#include "validation/graph_cache.hpp"
 #include "validation/reference_csv.hpp"
 
 #if XPUSIM_FUZZ_TARGET == 9
@@ -42,6 +47,21 @@ namespace xpusim {
 // fields, precision, model, the device's engine); the engines' own placement checks are not
 // fuzzed here.
 void check_request(const PredictRequest& r) { check_request_specs(r); }
+}  // namespace xpusim
+#endif
+
+#if XPUSIM_FUZZ_TARGET == 16
+namespace xpusim {
+// The sweep row reader is fuzzed without engines: nothing here evaluates a point.
+void check_request(const PredictRequest& r) { check_request_specs(r); }
+StepReport predict(const PredictRequest&) { throw UnavailableError("no engines in the fuzz build"); }
+Engine& cached_engine(const std::string&) { throw UnavailableError("no engines in the fuzz build"); }
+ResolvedPlacement resolve_placement(const Placement&, const Engine&, const std::string&, bool) {
+  throw UnavailableError("no engines in the fuzz build");
+}
+namespace validation {
+PredictFn graph_caching_predictor() { return [](const PredictRequest& r) { return predict(r); }; }
+}  // namespace validation
 }  // namespace xpusim
 #endif
 
@@ -89,6 +109,11 @@ std::string write_input_folder(const uint8_t* data, size_t size) {
   std::fprintf(stderr, "fuzz: loader accepted nonsense: %s\n", what);
   std::abort();
 }
+
+#if XPUSIM_FUZZ_TARGET == 16
+// The sweep whose rows are read: written once by LLVMFuzzerInitialize.
+std::string g_rows_sweep;
+#endif
 
 #if XPUSIM_FUZZ_TARGET == 4
 // Device names a study may use: configs/devices/ and every system's list (known_devices reads
@@ -157,8 +182,68 @@ void run(const uint8_t* data, size_t size) {
   for (const auto& [name, d] : load_datasets_file(write_input(data, size, ".yaml")))
     if (d.train_examples <= 0 || d.test_examples < 0 || d.stored_bytes_per_example < 0 || !(d.host_preprocess_ms >= 0))
       nonsense("a dataset size or cost out of range");
+#elif XPUSIM_FUZZ_TARGET == 15  // training checkpoint: DIR/checkpoint.xpck
+  // Inputs whose first byte is even get their CRC-32C line recomputed (as a forger would), so
+  // that mutations reach the range checks behind the checksum instead of stopping at it.
+  std::string bytes(reinterpret_cast<const char*>(data), size);
+  if (size > 0 && (data[0] & 1) == 0) {
+    const size_t end = bytes.find("\nend\n"), crc_at = bytes.find("crc32c ");
+    if (end != std::string::npos && crc_at != std::string::npos && crc_at < end) {
+      const std::string covered = bytes.substr(0, crc_at), payload = bytes.substr(end + 5);
+      uint32_t crc = crc32c(0, covered.data(), covered.size());
+      crc = crc32c(crc, payload.data(), payload.size());
+      bytes = covered + "crc32c " + crc32c_hex(crc) + "\nend\n" + payload;
+    }
+  }
+  static const std::string dir = [] {
+    std::string d = scratch_path(".ckpt");
+    std::filesystem::create_directories(d);
+    return d;
+  }();
+  write_input_to(cpu::checkpoint_path(dir), reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  std::optional<cpu::TrainCheckpoint> ck = cpu::read_checkpoint(dir);
+  if (!ck) nonsense("a checkpoint file read as absent");
+  if (static_cast<int>(ck->epochs.size()) != ck->epoch) nonsense("records that are not the epochs");
+  for (size_t i = 0; i < ck->epochs.size(); ++i) {
+    const auto& e = ck->epochs[i];
+    if (e.epoch != static_cast<int>(i) + 1) nonsense("records out of order");
+    if (!(e.test_accuracy >= 0 && e.test_accuracy <= 1)) nonsense("an accuracy outside [0, 1]");
+    if (!(std::isfinite(e.train_loss) && e.train_loss >= 0 && std::isfinite(e.seconds) && e.seconds >= 0))
+      nonsense("a loss or time that is negative or not finite");
+  }
+  if (static_cast<int64_t>(ck->order.size()) != ck->train_images) nonsense("a data order of another size");
+  std::vector<char> seen(ck->order.size(), 0);
+  for (int64_t v : ck->order) {
+    if (v < 0 || v >= static_cast<int64_t>(seen.size()) || seen[static_cast<size_t>(v)]) nonsense("an index out of range");
+    seen[static_cast<size_t>(v)] = 1;
+  }
+  for (const auto& t : ck->tensors)
+    for (float v : t.values)
+      if (!std::isfinite(v)) nonsense("a weight that is not finite");
+  if (!(ck->lr > 0 && std::isfinite(ck->lr)) || ck->batch < 1) nonsense("a learning rate or batch out of range");
+#elif XPUSIM_FUZZ_TARGET == 16  // sweep row file (what --resume and the summary read back)
+  // The first byte picks the format; the rest is the file, read line by line as read_rows does.
+  static const sweep::SweepSpec spec = sweep::load_sweep(g_rows_sweep);
+  const sweep::RowFormat f = size > 0 && (data[0] & 1) ? sweep::RowFormat::jsonl : sweep::RowFormat::csv;
+  const std::string text = size > 0 ? std::string(reinterpret_cast<const char*>(data) + 1, size - 1) : std::string();
+  size_t pos = 0;
+  int line_no = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) nl = text.size();
+    const std::string line = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    ++line_no;
+    if (f == sweep::RowFormat::csv && line_no == 1) continue;  // the header
+    sweep::PointResult r = sweep::parse_row(spec, line, f, "rows:" + std::to_string(line_no));
+    if (r.status != "ok" && r.status != "infeasible" && r.status != "error") nonsense("a status outside ok|infeasible|error");
+    if (r.point < 0) nonsense("a negative point index");
+    if (r.request.size() != spec.columns.size()) nonsense("a row with another number of request fields");
+    for (const auto& [k, v] : r.values)
+      if (!std::isfinite(v) || v < 0) nonsense("a result value that is negative or not finite");
+  }
 #else
-#error "XPUSIM_FUZZ_TARGET must be 1..14"
+#error "XPUSIM_FUZZ_TARGET must be 1..16"
 #endif
 }
 
@@ -166,6 +251,11 @@ void run(const uint8_t* data, size_t size) {
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   using namespace xpusim;
+#if XPUSIM_FUZZ_TARGET == 16
+  g_rows_sweep = scratch_path("_rows_sweep.yaml");
+  std::ofstream(g_rows_sweep) << "fixed: {device: v100_sxm2_16gb, model: mnist_mlp, precision: fp32}\n"
+                                 "axes:\n  batch: [16, 32, 64, 128]\n";
+#endif
 #if XPUSIM_FUZZ_TARGET == 4
   static const std::vector<std::string> devices = cost::known_devices();
   g_devices = &devices;

@@ -4,9 +4,11 @@
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 
+#include "common/crc32c.hpp"
 #include "common/error.hpp"
 #include "devices/cpu/checkpoint.hpp"
 #include "devices/cpu/executor.hpp"
@@ -204,11 +206,11 @@ TEST_CASE("checkpoint: file round trip, damaged files and other options refused"
   std::string flipped = bytes;
   flipped.back() ^= 1;
   write_bytes(flipped);
-  CHECK_THROWS_WITH(read_checkpoint(dir), Catch::Contains("payload checksum mismatch"));
-  std::string v2 = bytes;
-  v2.replace(v2.find(" 1\n"), 3, " 2\n");
-  write_bytes(v2);
-  CHECK_THROWS_WITH(read_checkpoint(dir), Catch::Contains("format version 2, this xpusim reads version 1"));
+  CHECK_THROWS_WITH(read_checkpoint(dir), Catch::Contains("checksum mismatch (CRC-32C of header and payload"));
+  std::string v3 = bytes;
+  v3.replace(v3.find(" 2\n"), 3, " 3\n");
+  write_bytes(v3);
+  CHECK_THROWS_WITH(read_checkpoint(dir), Catch::Contains("format version 3, this xpusim reads version 2"));
   write_bytes("hello\n");
   CHECK_THROWS_WITH(read_checkpoint(dir), Catch::Contains(path + ": not a valid checkpoint"));
   std::filesystem::remove_all(dir);
@@ -222,4 +224,81 @@ TEST_CASE("checkpoint: a directory that cannot be made is an error naming it", "
     CHECK(e.field() == "checkpoint");
     CHECK_THAT(e.message(), Catch::StartsWith("/dev/null/ck: cannot create directory"));
   }
+}
+
+namespace {
+
+// `bytes` with one header line replaced and the CRC-32C recomputed, as a forger would: the
+// range checks behind the checksum must still refuse it.
+std::string with_line(const std::string& bytes, const std::string& from, const std::string& to) {
+  const size_t end = bytes.find("\nend\n");
+  std::string header = bytes.substr(0, end + 1);
+  const std::string payload = bytes.substr(end + 5);
+  const size_t at = header.find(from);
+  REQUIRE(at != std::string::npos);
+  header.replace(at, from.size(), to);
+  const size_t crc_at = header.find("crc32c ");
+  std::string covered = header.substr(0, crc_at);
+  uint32_t crc = crc32c(0, covered.data(), covered.size());
+  crc = crc32c(crc, payload.data(), payload.size());
+  return covered + "crc32c " + crc32c_hex(crc) + "\nend\n" + payload;
+}
+
+std::string with_payload(const std::string& bytes, size_t offset, const void* data, size_t n) {
+  const size_t end = bytes.find("\nend\n");
+  std::string payload = bytes.substr(end + 5);
+  std::memcpy(payload.data() + offset, data, n);
+  std::string header = bytes.substr(0, end + 1);
+  std::string covered = header.substr(0, header.find("crc32c "));
+  uint32_t crc = crc32c(0, covered.data(), covered.size());
+  crc = crc32c(crc, payload.data(), payload.size());
+  return covered + "crc32c " + crc32c_hex(crc) + "\nend\n" + payload;
+}
+
+}  // namespace
+
+TEST_CASE("checkpoint: header fields are checksummed, range-checked and cross-checked", "[cpu][checkpoint][reliability]") {
+  const std::string dir = tmp_dir("tampered");
+  prepare_checkpoint_dir(dir);
+  write_checkpoint(dir, sample_checkpoint());
+  const std::string path = checkpoint_path(dir);
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  auto refused = [&](const std::string& b, const std::string& says) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << b;
+    CHECK_THROWS_WITH(read_checkpoint(dir), Catch::Contains(path + ": not a valid checkpoint") && Catch::Contains(says));
+  };
+  // An edited header line without a new checksum: caught by the CRC (FNV-1a covered the payload only).
+  std::string edited = bytes;
+  edited.replace(edited.find(" 0.8125\n"), 8, " 7.0000\n");
+  refused(edited, "checksum mismatch");
+  // With the checksum recomputed, each range check still holds.
+  refused(with_line(bytes, "0.8125\n", "7\n"), "test_accuracy '7' is not in [0, 1]");
+  refused(with_line(bytes, "dropout_step 42\n", "dropout_step -5\n"), "dropout_step: '-5' is not a whole number");
+  refused(with_line(bytes, "epoch 2\n", "epoch 1e3\n"), "epoch: '1e3' is not a whole number");
+  refused(with_line(bytes, "record 2 ", "record 1 "), "record of epoch 1 where epoch 2 was expected");
+  refused(with_line(bytes, "batch 32\n", "batch 32\nbatch 64\n"), "'batch' given twice");
+  refused(with_line(bytes, "lr ", "lr nan\nx "), "lr: 'nan' is not a number > 0");
+  refused(with_line(bytes, "train_images 5\n", "train_images 6\n"), "the data order holds 5 images, train_images says 6");
+  // Data-order indices outside the dataset (a segfault on resume) or repeated.
+  const int64_t far = 1000000000;
+  refused(with_payload(bytes, 0, &far, sizeof far), "data order entry 0 is 1000000000, not an unused image index in [0, 5)");
+  const int64_t dup = 0;
+  refused(with_payload(bytes, 0, &dup, sizeof dup), "data order entry 1 is 0");  // {0, 0, 3, 1, 2}
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  refused(with_payload(bytes, 5 * sizeof(int64_t), &nan, sizeof nan), "tensor w value 0 is not finite");
+  // The untouched file still reads.
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  CHECK(read_checkpoint(dir).has_value());
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("checkpoint: a directory named checkpoint.xpck is an error naming it", "[cpu][checkpoint][reliability]") {
+  const std::string dir = tmp_dir("dir_named_checkpoint");
+  std::filesystem::create_directories(std::filesystem::path(dir) / "checkpoint.xpck");
+  CHECK_THROWS_WITH(read_checkpoint(dir), Catch::Contains("checkpoint.xpck: is a directory, expected a file"));
+  std::filesystem::remove_all(dir);
 }
