@@ -131,7 +131,7 @@ void Replica::check_fits() {
   throw UnavailableError("out of GPU memory on GPU " + std::to_string(o_.device) + ": the step's tensors need at least " +
                          std::to_string(need) + " bytes at their peak (" + gib(need) + "), " + std::to_string(free_b) +
                          " bytes free of " + std::to_string(total_b) + " (" + gib(static_cast<int64_t>(total_b)) +
-                         "); try a smaller --batch");
+                         "); try a smaller batch");
 }
 
 Replica::~Replica() {
