@@ -1,4 +1,5 @@
 #include "models/zoo.hpp"
+#include "models/zoo_seq_len.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -75,6 +76,22 @@ std::vector<ModelSpec> load_zoo() {
   std::vector<ModelSpec> out;
   for (const auto& f : files) out.push_back(load_model_spec(f));
   return out;
+}
+
+bool is_token_model(const ModelSpec& spec) {
+  for (const auto& f : model_families())
+    if (f.name == spec.family) return f.token_throughput && spec.task == ModelTask::sequence;
+  return false;
+}
+
+void apply_seq_len(ModelSpec& spec, int64_t seq_len) {
+  if (seq_len <= 0) throw FieldError("seq_len", "must be > 0, got " + std::to_string(seq_len));
+  if (!is_token_model(spec) || spec.input.empty())
+    throw FieldError("seq_len", "model '" + spec.name + "' is not a Transformer (family " +
+                                    (spec.family.empty() ? std::string("none") : spec.family) +
+                                    "): a sequence length applies to Transformer models only");
+  spec.input[0] = seq_len;
+  spec.tokens_per_sample = seq_len;
 }
 
 ModelSpec find_model(const std::string& name_or_path, const OnnxImportOptions& onnx) {

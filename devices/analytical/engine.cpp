@@ -73,7 +73,9 @@ StepReport AnalyticalEngine::run_step(const StepRequest& req) {
   const int replicas = gpu ? count : 1;
 
   const FrameworkSpec& fw = *req.placement.framework;
-  Rates rates = make_rates(d, g.precision, build, count);
+  // A stack whose "fp32" means TF32 on tensor cores (FrameworkSpec::fp32_as_tf32) gets the TF32 rates.
+  const bool tf32 = g.precision == Precision::fp32 && fw.fp32_as_tf32 && d.supports(Precision::tf32);
+  Rates rates = make_rates(d, tf32 ? Precision::tf32 : g.precision, build, count);
   // Kernels of the framework relative to the stack the device constants were calibrated on.
   // Each scaled efficiency is capped at 1: no stack runs faster than the device's peak.
   auto scaled = [](double rate, double efficiency, double scale) {

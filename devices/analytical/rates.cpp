@@ -61,6 +61,18 @@ Rates make_rates(const DeviceSpec& d, Precision p, CpuBuild build, int vcpus) {
     // 2048 resident threads per SM on Pascal, Volta, Turing-class and Ampere/Hopper
     // (CUDA C Programming Guide, compute capability table; Turing 1024): one output each.
     r.fill_items = 2048.0 * d.sm_count;
+    if (d.kernel_model()) {
+      r.kernel_model = true;
+      r.kernel.sm_count = d.sm_count;
+      r.kernel.smem_bytes_per_sm = d.arch.smem_bytes_per_sm;
+      r.kernel.registers_per_sm = d.arch.registers_per_sm;
+      r.kernel.l2_bytes = d.l2_mb * 1e6;
+      // L2 runs at the SM clock; the same achieved share as DRAM is assumed.
+      r.kernel.l2_bytes_s = d.arch.l2_bytes_per_clk * d.boost_clock_mhz * 1e6 * d.memory_efficiency;
+      r.kernel.dram_bytes_s = r.memory_bytes_s;
+      // cp.async multistage pipelines (Ampere and later) keep 3+ operand slices in flight.
+      r.kernel.pipeline_stages = d.arch.generation >= 8 ? 3 : 2;
+    }
     return r;
   }
   // Every op wakes and joins the thread pool: a cost that grows with the threads.

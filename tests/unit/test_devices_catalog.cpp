@@ -102,7 +102,7 @@ std::string temp_device(const std::string& stem, const std::string& body) {
   const auto path = dir / (stem + ".yaml");
   std::ofstream f(path);
   f << "name: " << stem << "\nengine: analytical\nkind: gpu\ndefault_system: single_gpu\nsource: test\n"
-    << "memory_gb: 16\nmemory_bandwidth_gbps: 900\nfp32_tflops: 15\nsm_count: 80\n" << body;
+    << "memory_gb: 16\nmemory_bandwidth_gbps: 900\nfp32_tflops: 15\nsm_count: 80\narchitecture: pascal\n" << body;
   return path.string();
 }
 
