@@ -109,7 +109,9 @@ std::vector<ReferenceRow> architecture_fit_rows(const std::vector<ReferenceRow>&
                                                 const std::vector<std::string>& architectures) {
   std::vector<ReferenceRow> out;
   for (const auto& r : rows) {
-    if (!is_fit_metric(r.metric)) continue;
+    // Rows of a stack with fitted constants of its own are fitted relative to the architecture
+    // afterwards (`calibrate --framework`), as with a device's rows (fit_rows).
+    if (!is_fit_metric(r.metric) || row_uses_fitted_profile(r)) continue;
     const std::string a = device_architecture(r.device);
     if (std::find(architectures.begin(), architectures.end(), a) != architectures.end()) out.push_back(r);
   }

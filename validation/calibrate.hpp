@@ -65,7 +65,8 @@ bool row_uses_fitted_profile(const ReferenceRow& row);
 std::vector<ReferenceRow> framework_fit_rows(const std::vector<ReferenceRow>& rows, const std::string& framework);
 // The architecture a device YAML names ("" for none or an unreadable file).
 std::string device_architecture(const std::string& device);
-// The rows a fit of these architectures' constants can use: fit metrics on their devices.
+// The rows a fit of these architectures' constants can use: fit metrics on their devices, from
+// stacks without fitted constants of their own (as fit_rows).
 std::vector<ReferenceRow> architecture_fit_rows(const std::vector<ReferenceRow>& rows,
                                                 const std::vector<std::string>& architectures);
 // An architecture's fittable constants (`calibrate:` in configs/architectures/NAME.yaml).

@@ -73,23 +73,7 @@ StepReport AnalyticalEngine::run_step(const StepRequest& req) {
   const int replicas = gpu ? count : 1;
 
   const FrameworkSpec& fw = *req.placement.framework;
-  // A stack whose "fp32" means TF32 on tensor cores (FrameworkSpec::fp32_as_tf32) gets the TF32 rates.
-  const bool tf32 = g.precision == Precision::fp32 && fw.fp32_as_tf32 && d.supports(Precision::tf32);
-  Rates rates = make_rates(d, tf32 ? Precision::tf32 : g.precision, build, count);
-  // Kernels of the framework relative to the stack the device constants were calibrated on.
-  // Each scaled efficiency is capped at 1: no stack runs faster than the device's peak.
-  auto scaled = [](double rate, double efficiency, double scale) {
-    if (scale == 1.0 || efficiency <= 0) return rate;
-    return rate * std::min(efficiency * scale, 1.0) / efficiency;
-  };
-  const double gemm_eff = gpu ? d.compute_efficiency
-                              : (build == CpuBuild::pip ? d.pip_compute_efficiency : d.compute_efficiency);
-  rates.gemm_flops_s = scaled(rates.gemm_flops_s, gemm_eff, fw.compute_efficiency_scale);
-  rates.tensor_flops_s = scaled(rates.tensor_flops_s, d.tensor_efficiency, fw.tensor_efficiency_scale);
-  rates.memory_bytes_s = scaled(rates.memory_bytes_s, d.memory_efficiency, fw.memory_efficiency_scale);
-  rates.op_overhead_s *= fw.op_overhead_scale;
-  rates.exchange_in_compute_precision = fw.exchange_in_compute_precision;
-  rates.recurrent_step_s *= fw.op_overhead_scale;
+  Rates rates = stack_rates(d, g.precision, build, count, fw);
   // Keras multi_gpu_model: every tower's gradients go to one device, which sends weights back
   // after the whole backward pass (no overlap with compute).
   const bool gather = fw.strategy == MultiDeviceStrategy::gather_on_first && replicas > 1;

@@ -42,17 +42,24 @@ KernelTime gemm_kernel_time_tile(const GemmShape& g, const GpuKernelRates& r, do
   const double tile_flops = 2.0 * tm * tn * k_slice;
   t.math_s = t.waves * tile_flops * t.ctas_per_sm / per_sm_rate;
   t.efficiency = (2.0 * m * n * k * batch) / (t.waves * slots * tile_flops);
-  // Traffic: every tile reads its A and B panels through L2; DRAM sees each operand once while
-  // the working set fits in L2, and the larger one again per L2-sized chunk of the other when
-  // it does not (blocked-GEMM cache bound). Outputs are written once (plus split-K partials).
-  const double a_bytes = m * k * g.in_bytes * batch, b_bytes = k * n * g.in_bytes * batch;
+  // Traffic: every tile reads its A and B panels through L2. DRAM sees the panels a wave's
+  // CTAs read (a wave covers about a square block of tiles that share rows of A and columns
+  // of B), once per wave, unless both operands fit in half the L2 and are read once. K slices
+  // of a split-K kernel read disjoint panels: each operand once. Outputs are written once.
+  const double a_bytes = m * k * g.in_bytes * batch * g.a_unique, b_bytes = k * n * g.in_bytes * batch * g.b_unique;
   // Split-K slices write fp32 partials that a reduction reads back.
   const double c_bytes = m * n * batch * (g.out_bytes + (t.split_k > 1 ? 2.0 * 4.0 * t.split_k : 0.0));
   const double l2_traffic = t.tiles * (tm + tn) * k_slice * g.in_bytes + c_bytes;
-  const double half_l2 = std::max(1.0, 0.5 * r.l2_bytes);
-  const double small = std::min(a_bytes, b_bytes), large = std::max(a_bytes, b_bytes);
-  const double rereads = small <= half_l2 ? 1.0 : std::ceil(small / half_l2);
-  const double dram_traffic = small + large * rereads + c_bytes;
+  double dram_in = a_bytes + b_bytes;
+  if (t.split_k == 1 && a_bytes + b_bytes > 0.5 * r.l2_bytes) {
+    const double row_tiles = std::ceil(m / tm), col_tiles = std::ceil(n / tn);
+    const double per_wave = std::min(slots, t.tiles);
+    const double cols = std::min(col_tiles, std::ceil(std::sqrt(per_wave)));
+    const double rows = std::min(row_tiles, std::ceil(per_wave / cols));
+    const double wave_panels = (rows * tm * g.a_unique + cols * tn * g.b_unique) * k * g.in_bytes;
+    dram_in = std::max(dram_in, t.waves * wave_panels);
+  }
+  const double dram_traffic = dram_in + c_bytes;
   t.l2_s = l2_traffic / r.l2_bytes_s;
   t.dram_s = dram_traffic / r.dram_bytes_s;
   t.memory_s = std::max(t.l2_s, t.dram_s);

@@ -23,6 +23,9 @@ struct GemmShape {
   double batch = 1;               // independent GEMMs of that shape (heads, groups)
   double in_bytes = 2;            // bytes per operand element
   double out_bytes = 2;           // bytes per output element
+  // Distinct data in an operand over its m*k (A) or k*n (B) elements: an implicit-GEMM
+  // convolution's im2col operand repeats each input pixel once per filter tap (< 1 there).
+  double a_unique = 1, b_unique = 1;
 };
 
 struct KernelTime {

@@ -142,9 +142,20 @@ OpCost OpCostModel::conv(const OpGraph& g, int op) const {
     const double in_px = static_cast<double>(xs[0]) * xs[2] * xs[3];
     GemmShape s;
     s.batch = std::max(1, a.groups);
-    if (n.kind == OpKind::Conv2DBackwardData) s.m = in_px, s.n = static_cast<double>(cin), s.k = cout * kk;
-    else if (n.kind == OpKind::Conv2DBackwardFilter) s.m = cout, s.n = static_cast<double>(cin) * kk, s.k = m_px;
-    else s.m = m_px, s.n = cout, s.k = static_cast<double>(cin) * kk;
+    // The im2col operand (forward and weight gradient: the input; data gradient: the output
+    // gradient) holds each pixel once per filter tap it meets: its distinct share is the
+    // tensor's size over the expanded panel's.
+    const double x_elems = in_px * static_cast<double>(cin), dy_elems = m_px * cout;
+    if (n.kind == OpKind::Conv2DBackwardData) {
+      s.m = in_px, s.n = static_cast<double>(cin), s.k = cout * kk;
+      s.a_unique = std::min(1.0, dy_elems / (s.m * s.k));
+    } else if (n.kind == OpKind::Conv2DBackwardFilter) {
+      s.m = cout, s.n = static_cast<double>(cin) * kk, s.k = m_px;
+      s.b_unique = std::min(1.0, x_elems / (s.k * s.n));
+    } else {
+      s.m = m_px, s.n = cout, s.k = static_cast<double>(cin) * kk;
+      s.a_unique = std::min(1.0, x_elems / (s.m * s.k));
+    }
     OpCost c = kernel_gemms(g, {s}, tensor_ok, 1, winograd && !on_tensor ? r_.winograd_speedup : 1.0);
     c.cls = OpClass::conv;
     return c;

@@ -97,4 +97,24 @@ Rates make_rates(const DeviceSpec& d, Precision p, CpuBuild build, int vcpus) {
   return r;
 }
 
+Rates stack_rates(const DeviceSpec& d, Precision p, CpuBuild build, int vcpus, const FrameworkSpec& fw) {
+  const bool gpu = d.kind == DeviceKind::gpu;
+  const bool tf32 = p == Precision::fp32 && fw.fp32_as_tf32 && d.supports(Precision::tf32);
+  Rates rates = make_rates(d, tf32 ? Precision::tf32 : p, build, vcpus);
+  // Kernels of the framework relative to the stack the device constants were calibrated on.
+  auto scaled = [](double rate, double efficiency, double scale) {
+    if (scale == 1.0 || efficiency <= 0) return rate;
+    return rate * std::min(efficiency * scale, 1.0) / efficiency;
+  };
+  const double gemm_eff = gpu ? d.compute_efficiency
+                              : (build == CpuBuild::pip ? d.pip_compute_efficiency : d.compute_efficiency);
+  rates.gemm_flops_s = scaled(rates.gemm_flops_s, gemm_eff, fw.compute_efficiency_scale);
+  rates.tensor_flops_s = scaled(rates.tensor_flops_s, d.tensor_efficiency, fw.tensor_efficiency_scale);
+  rates.memory_bytes_s = scaled(rates.memory_bytes_s, d.memory_efficiency, fw.memory_efficiency_scale);
+  rates.op_overhead_s *= fw.op_overhead_scale;
+  rates.exchange_in_compute_precision = fw.exchange_in_compute_precision;
+  rates.recurrent_step_s *= fw.op_overhead_scale;
+  return rates;
+}
+
 }  // namespace xpusim::analytical
