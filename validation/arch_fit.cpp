@@ -51,7 +51,7 @@ ArchFitReport fit_architectures(const std::vector<ReferenceRow>& rows, std::vect
   if (archs.empty()) {
     for (const auto& a : analytical::arch_names())
       if (analytical::load_arch_spec(a).kernel_model && !architecture_fit_rows(rows, {a}).empty()) archs.push_back(a);
-    if (archs.empty()) throw UserError("--architecture: no kernel-model architecture has rows in the reference");
+    if (archs.empty()) throw FieldError("architecture", "no kernel-model architecture has rows in the reference");
   }
   for (const auto& a : archs)
     if (!analytical::load_arch_spec(a).kernel_model)
@@ -59,7 +59,7 @@ ArchFitReport fit_architectures(const std::vector<ReferenceRow>& rows, std::vect
   ArchFitReport rep;
   rep.architectures = archs;
   const std::vector<ReferenceRow> fit_rows_all = architecture_fit_rows(rows, archs);
-  if (fit_rows_all.empty()) throw UserError("--architecture: no row of these architectures has a fit metric");
+  if (fit_rows_all.empty()) throw FieldError("architecture", "no row of these architectures has a fit metric");
   CalibrateOptions o = options_for(archs, max_evaluations, base_overrides);
   rep.fit = fit_device(fit_rows_all, o);
   for (const auto& a : archs) {
