@@ -9,6 +9,7 @@
 #include "cli/commands.hpp"
 #include "common/checked_io.hpp"
 #include "common/error.hpp"
+#include "validation/arch_fit.hpp"
 #include "validation/calibrate.hpp"
 #include "validation/graph_cache.hpp"
 #include "validation/leave_study_out.hpp"
@@ -17,7 +18,7 @@ namespace xpusim::cli {
 
 namespace {
 struct CalibrateArgs {
-  std::string reference, device, framework, leave_one_out, out, format;
+  std::string reference, device, framework, architecture, leave_one_out, out, format;
   std::vector<std::string> overrides;
   int max_evaluations = 300;
 };
@@ -37,9 +38,13 @@ void register_calibrate(CLI::App& app) {
   cmd->add_option("--device", a->device, "device whose `calibrate:` constants are fitted");
   cmd->add_option("--framework", a->framework,
                   "instead: a framework profile (configs/frameworks/) whose `calibrate:` constants are fitted on its rows");
+  cmd->add_option("--architecture", a->architecture,
+                  "instead: GPU architectures (configs/architectures/, comma-separated) whose kernel-model constants "
+                  "are fitted, one set shared, on every row of their devices");
   cmd->add_option("--leave-one-out", a->leave_one_out,
-                  "model|study: refit without each model (or study, the CSV's source) and report its error; "
-                  "study without --device/--framework redoes every fit without each study");
+                  "model|study|architecture: refit without each model (or study, the CSV's source) and report its error; "
+                  "study without --device/--framework redoes every fit without each study; architecture: each "
+                  "kernel-model generation predicted with constants fitted on the others' rows");
   cmd->add_option("--out", a->out, "write the fitted values as a YAML overlay (xpusim validate --calibration)");
   cmd->add_option("--set", a->overrides, "override a device YAML field before fitting, KEY=VALUE (repeatable)");
   cmd->add_option("--max-evaluations", a->max_evaluations, "objective evaluations per fit")->capture_default_str()->check(int_in(1, 1000000));
@@ -47,8 +52,25 @@ void register_calibrate(CLI::App& app) {
   cmd->callback([a] {
     using namespace validation;
     OutputFormat f = parse_output_format(a->format, {OutputFormat::table, OutputFormat::json, OutputFormat::csv});
-    if (!a->leave_one_out.empty() && a->leave_one_out != "model" && a->leave_one_out != "study")
-      throw UserError("--leave-one-out: '" + a->leave_one_out + "' is not one of model, study");
+    if (!a->leave_one_out.empty() && a->leave_one_out != "model" && a->leave_one_out != "study" &&
+        a->leave_one_out != "architecture")
+      throw UserError("--leave-one-out: '" + a->leave_one_out + "' is not one of model, study, architecture");
+    if (a->leave_one_out == "architecture" || !a->architecture.empty()) {
+      if (!a->device.empty() || !a->framework.empty())
+        throw UserError("--architecture: give it (or --leave-one-out architecture) without --device or --framework");
+      if (!a->out.empty()) throw UserError("--out: an architecture fit prints its constants; write them in the YAML");
+      std::vector<std::string> archs;
+      std::string list = a->architecture;
+      for (size_t p = 0; !list.empty() && p != std::string::npos;) {
+        size_t q = list.find(',', p);
+        archs.push_back(list.substr(p, q == std::string::npos ? q : q - p));
+        p = q == std::string::npos ? q : q + 1;
+      }
+      std::vector<ReferenceRow> all = read_reference_csv(a->reference);
+      print_architecture_fit(std::cout, fit_architectures(all, archs, a->leave_one_out == "architecture", a->max_evaluations,
+                                                          a->overrides), f);
+      return;
+    }
     const HoldOut by = a->leave_one_out == "study" ? HoldOut::study : HoldOut::model;
     if (a->max_evaluations < 1) throw UserError("--max-evaluations: must be >= 1");
     if (by == HoldOut::study && a->device.empty() && a->framework.empty()) {

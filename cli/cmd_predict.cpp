@@ -5,8 +5,10 @@
 
 #include "cli/commands.hpp"
 #include "common/file_guard.hpp"
+#include "cli/explain_output.hpp"
 #include "cli/step_report_output.hpp"
 #include "common/error.hpp"
+#include "predict/explain.hpp"
 #include "predict/predict.hpp"
 
 namespace xpusim::cli {
@@ -17,6 +19,7 @@ void register_predict(CLI::App& app) {
   auto build = std::make_shared<std::string>();
   auto fmt = std::make_shared<std::string>();
   auto task = std::make_shared<std::string>("train");
+  auto explain = std::make_shared<bool>(false);
   auto* cmd = app.add_subcommand("predict", "predict a training step (or an inference pass, --task inference) of a model on a device (simulated, not run)");
   cmd->add_option("--device", r->placement.device, "device name (configs/devices/) or YAML path")->required();
   cmd->add_option("--count", r->placement.count,
@@ -38,13 +41,16 @@ void register_predict(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--optimizer", r->optimizer, "sgd_momentum|adam (default: the model's recipe)");
   cmd->add_option("--task", *task, "train (one training step) or inference (one forward pass: no backward, no update)")->capture_default_str();
+  cmd->add_flag("--explain", *explain,
+               "instead of the step report: every op's price split into math, memory and launch, with the kernel "
+               "model's tile, waves and wave/tile efficiency (analytical engine; docs/gpu_model.md)");
   cmd->add_option("--set", r->placement.overrides, "override a device YAML field, KEY=VALUE (repeatable)");
   cmd->add_option("--trace", r->trace_path,
                   "write a Chrome/Perfetto trace-event JSON of one step (tpu_systemc: every core simulated, a track per unit, FLOPs and bytes)");
   cmd->add_option("--vcd", r->vcd_path,
                   "write a VCD waveform (GTKWave) of the simulated steps: every core's unit busy flags and queue depths (tpu_systemc)");
   add_format_option(*cmd, *fmt, "table|json|csv", "table");
-  cmd->callback([r, data, build, fmt, task, shapes] {
+  cmd->callback([r, data, build, fmt, task, shapes, explain] {
     for (const auto& s : *shapes) parse_input_shape(s, r->onnx);
     OutputFormat f = parse_output_format(*fmt, {OutputFormat::table, OutputFormat::json, OutputFormat::csv});
     if (!parse_data_source(*data, r->data)) throw UserError("--data: '" + *data + "' is not synthetic or real");
@@ -58,6 +64,10 @@ void register_predict(CLI::App& app) {
     refuse_shared_outputs({{"--trace", r->trace_path}, {"--vcd", r->vcd_path}});
     refuse_output_over_input("--trace", r->trace_path, {r->model});
     refuse_output_over_input("--vcd", r->vcd_path, {r->model});
+    if (*explain) {
+      print_explain(std::cout, explain_request(*r), f);
+      return;
+    }
     StepReport rep = predict(*r);
     print_step_report(std::cout, rep, f);
   });

@@ -99,6 +99,11 @@ FrameworkSpec parse_framework_spec(const YAML::Node& root, const std::string& pa
       r.text("gradient_exchange", std::string("compute"),
              "precision of the gradient exchange under mixed precision: compute (16-bit, the default) or fp32",
              {"compute", "fp32"}) == "compute";
+  f.fp32_as_tf32 = r.text("fp32_math", std::string("fp32"),
+                          "what the stack's fp32 convolutions and matmuls run in on GPUs with TF32 tensor cores "
+                          "(Ampere and later): tf32 (NGC PyTorch, TensorFlow >= 2.4 and NVIDIA's TF 1.15 builds by "
+                          "default) or fp32",
+                          {"fp32", "tf32"}) == "tf32";
   f.compute_efficiency_scale = r.number("compute_efficiency_scale", 1.0, "x",
                                         "CUDA-core/SIMD kernel efficiency relative to the calibration stack", positive);
   f.tensor_efficiency_scale = r.number("tensor_efficiency_scale", 1.0, "x",

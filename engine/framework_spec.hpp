@@ -56,6 +56,10 @@ struct FrameworkSpec {
   // master weights' fp32 (PyTorch AMP / DDP on fp32 parameters). No effect in fp32 or tf32.
   bool exchange_in_compute_precision = true;
 
+  // "fp32" convolutions and matmuls run in TF32 on tensor cores where the device has them
+  // (NGC PyTorch, TensorFlow >= 2.4, NVIDIA's TF 1.15 builds: on by default on Ampere+).
+  bool fp32_as_tf32 = false;
+
   // Kernels relative to the calibration stack (1 = as calibrated).
   double compute_efficiency_scale = 1.0;  // CUDA-core / SIMD conv and GEMM kernels
   double tensor_efficiency_scale = 1.0;   // tensor-core kernels (layout, fused casts)

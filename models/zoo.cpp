@@ -1,11 +1,28 @@
 // find_model and build_graph (see zoo.hpp).
 #include "models/zoo.hpp"
+#include "models/zoo_seq_len.hpp"
 
 #include "common/error.hpp"
 #include "models/inference.hpp"
 #include "models/work.hpp"
 
 namespace xpusim {
+
+bool is_token_model(const ModelSpec& spec) {
+  for (const auto& f : model_families())
+    if (f.name == spec.family) return f.token_throughput && spec.task == ModelTask::sequence;
+  return false;
+}
+
+void apply_seq_len(ModelSpec& spec, int64_t seq_len) {
+  if (seq_len <= 0) throw FieldError("seq_len", "must be > 0, got " + std::to_string(seq_len));
+  if (!is_token_model(spec) || spec.input.empty())
+    throw FieldError("seq_len", "model '" + spec.name + "' is not a Transformer (family " +
+                                    (spec.family.empty() ? std::string("none") : spec.family) +
+                                    "): a sequence length applies to Transformer models only");
+  spec.input[0] = seq_len;
+  spec.tokens_per_sample = seq_len;
+}
 
 ModelSpec find_model(const std::string& name_or_path, const OnnxImportOptions& onnx) {
   if (is_onnx_path(name_or_path)) return load_onnx_model(name_or_path, onnx);

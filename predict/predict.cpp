@@ -1,4 +1,5 @@
 #include "predict/predict.hpp"
+#include "models/zoo_seq_len.hpp"
 
 #include <cmath>
 #include <map>
@@ -141,6 +142,7 @@ PreparedRequest prepare_request(const PredictRequest& r) {
   p.options.task = r.task;
   p.options.precision = request_precision(r);
   p.spec = find_model(r.model, r.onnx);
+  if (r.seq_len > 0) apply_seq_len(p.spec, r.seq_len);
   // Real data needs the model's dataset (decode and augmentation cost per sample); an
   // imported ONNX file names none.
   if (r.data == DataSource::real && p.spec.dataset.empty())
@@ -161,7 +163,7 @@ PreparedRequest prepare_request(const PredictRequest& r) {
   p.options.training_options.replicas = p.placement.replicas;
   std::string shapes;
   for (const auto& [name, s] : r.onnx.input_shapes) shapes += name + "=" + shape_str(s) + ";";
-  p.graph_key = p.spec.file + "|" + shapes + "|" + std::to_string(p.options.batch) + "|" + precision_name(p.options.precision) +
+  p.graph_key = p.spec.file + "|" + std::to_string(p.spec.input.empty() ? 0 : p.spec.input[0]) + "|" + shapes + "|" + std::to_string(p.options.batch) + "|" + precision_name(p.options.precision) +
                 "|" + optimizer_name(p.options.training_options.optimizer) + "|" +
                 std::to_string(p.options.training_options.replicas);
   if (r.task == Task::inference) p.graph_key += "|inference";

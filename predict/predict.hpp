@@ -16,6 +16,7 @@ struct PredictRequest {
   std::string model;                 // zoo name, YAML path or ONNX file
   OnnxImportOptions onnx;            // ONNX files: shapes of dynamic inputs
   int64_t batch_per_device = 32;
+  int64_t seq_len = 0;               // Transformers: tokens per sequence; 0 = the model file's input
   std::string precision = "fp32";
   Task task = Task::train;           // inference: the forward pass only (models/inference.hpp)
   DataSource data = DataSource::synthetic;

@@ -13,6 +13,7 @@ void check_request_fields(const PredictRequest& r) {
   if (r.placement.count <= 0) throw FieldError("count", "must be > 0, got " + std::to_string(r.placement.count));
   if (r.steps <= 0) throw FieldError("steps", "must be > 0, got " + std::to_string(r.steps));
   if (r.warmup < 0) throw FieldError("warmup", "must be >= 0, got " + std::to_string(r.warmup));
+  if (r.seq_len < 0) throw FieldError("seq_len", "must be > 0, got " + std::to_string(r.seq_len));
   if (r.threads < 0) throw FieldError("threads", "must be >= 0, got " + std::to_string(r.threads));
 }
 

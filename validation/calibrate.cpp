@@ -96,6 +96,33 @@ std::vector<ReferenceRow> framework_fit_rows(const std::vector<ReferenceRow>& ro
   return out;
 }
 
+std::string device_architecture(const std::string& device) {
+  try {
+    const YAML::Node n = load_config_yaml(device_yaml_path(device));
+    return n.IsMap() && n["architecture"] && n["architecture"].IsScalar() ? n["architecture"].Scalar() : "";
+  } catch (const UserError&) {
+    return "";
+  }
+}
+
+std::vector<ReferenceRow> architecture_fit_rows(const std::vector<ReferenceRow>& rows,
+                                                const std::vector<std::string>& architectures) {
+  std::vector<ReferenceRow> out;
+  for (const auto& r : rows) {
+    // Rows of a stack with fitted constants of its own are fitted relative to the architecture
+    // afterwards (`calibrate --framework`), as with a device's rows (fit_rows).
+    if (!is_fit_metric(r.metric) || row_uses_fitted_profile(r)) continue;
+    const std::string a = device_architecture(r.device);
+    if (std::find(architectures.begin(), architectures.end(), a) != architectures.end()) out.push_back(r);
+  }
+  return out;
+}
+
+std::vector<FitParam> fittable_architecture_constants(const std::string& architecture) {
+  const std::string path = find_config_file("architectures", architecture, "architecture", "architecture");
+  return calibrate_keys(path, load_config_yaml(path));
+}
+
 std::vector<FitParam> fittable_constants(const std::string& device, const std::vector<std::string>& base_overrides) {
   std::string path = device_yaml_path(device);
   YAML::Node n = analytical::load_device_yaml(path);  // constants taken from an efficiency_from device count
@@ -144,7 +171,17 @@ ValidationResult run_with(const std::vector<ReferenceRow>& rows, const Calibrate
     std::vector<std::string>& v = vo.overrides[device];
     v.insert(v.end(), more.begin(), more.end());  // later entries win
   };
-  if (o.framework.empty()) {
+  if (!o.architectures.empty()) {
+    // The generation's constants reach each of its devices as the device keys that default to
+    // them (kernel_tensor_efficiency, ...; devices/analytical/device_spec.cpp).
+    std::vector<std::string> aov;
+    for (const auto& s : ov) aov.push_back("kernel_" + s);
+    std::set<std::string> devices;
+    for (const auto& r : rows)
+      if (std::find(o.architectures.begin(), o.architectures.end(), device_architecture(r.device)) != o.architectures.end())
+        devices.insert(r.device);
+    for (const auto& d : devices) add(d, aov);
+  } else if (o.framework.empty()) {
     add(o.device, ov);
   } else {
     // Framework constants apply on every device the rows use, K80 baselines included.
@@ -191,8 +228,9 @@ std::vector<std::string> fitted_overrides_short(const std::vector<FitParam>& par
 FitResult fit_device(const std::vector<ReferenceRow>& rows, const CalibrateOptions& o) {
   FitResult res;
   res.device = o.device;
-  res.params = o.framework.empty() ? fittable_constants(o.device, o.base_overrides)
-                                   : fittable_framework_constants(o.framework);
+  res.params = !o.architectures.empty() ? fittable_architecture_constants(o.architectures.front())
+               : o.framework.empty()      ? fittable_constants(o.device, o.base_overrides)
+                                          : fittable_framework_constants(o.framework);
   res.before = run_with(rows, o, res.params);
   // Fit on the rows the engine can predict at the start; the rest stay listed as skipped.
   std::vector<ReferenceRow> usable;

@@ -34,6 +34,9 @@ struct CalibrateOptions {
   std::string device;                        // the device fitted; with `framework`: a label only
   std::string framework;                     // non-empty: fit this profile's `calibrate:` keys
                                              // (configs/frameworks/NAME.yaml) on every device
+  // Non-empty: fit the kernel-model constants of these GPU architectures (configs/architectures/;
+  // `calibrate:` of the first), one set shared by all of them, on every row of their devices.
+  std::vector<std::string> architectures;
   PredictFn predict;                         // empty = xpusim::predict
   std::vector<std::string> base_overrides;   // applied under the fitted keys
   // Per device, applied under everything else (leave-one-study-out: the other constant sets'
@@ -60,6 +63,14 @@ std::vector<ReferenceRow> fit_rows(const std::vector<ReferenceRow>& rows, const 
 bool row_uses_fitted_profile(const ReferenceRow& row);
 // The rows of a framework profile (its stem or a name it lists in the framework column) that a fit can use.
 std::vector<ReferenceRow> framework_fit_rows(const std::vector<ReferenceRow>& rows, const std::string& framework);
+// The architecture a device YAML names ("" for none or an unreadable file).
+std::string device_architecture(const std::string& device);
+// The rows a fit of these architectures' constants can use: fit metrics on their devices, from
+// stacks without fitted constants of their own (as fit_rows).
+std::vector<ReferenceRow> architecture_fit_rows(const std::vector<ReferenceRow>& rows,
+                                                const std::vector<std::string>& architectures);
+// An architecture's fittable constants (`calibrate:` in configs/architectures/NAME.yaml).
+std::vector<FitParam> fittable_architecture_constants(const std::string& architecture);
 // A framework profile's fittable constants (`calibrate:` in its YAML).
 std::vector<FitParam> fittable_framework_constants(const std::string& framework);
 

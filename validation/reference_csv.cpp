@@ -1,5 +1,6 @@
 #include "validation/reference_csv.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -19,6 +20,12 @@ const std::vector<std::string>& reference_columns() {
   static const std::vector<std::string> cols = {
       "source", "device", "num_devices", "setup", "framework", "model", "dataset",
       "batch_per_device", "precision", "data", "metric", "value", "unit", "note"};
+  return cols;
+}
+
+const std::vector<std::string>& optional_reference_columns() {
+  static const std::vector<std::string> cols = {"seq_len", "global_batch", "tp", "pp", "pp_virtual_stages",
+                                                "cp", "sharding", "recompute", "sequence_parallel"};
   return cols;
 }
 
@@ -71,6 +78,7 @@ std::vector<ReferenceRow> parse_reference_csv(const std::string& text, const std
     std::string name = trim(head.fields[i]);
     bool known = false;
     for (const auto& c : reference_columns()) known = known || c == name;
+    for (const auto& c : optional_reference_columns()) known = known || c == name;
     if (!known) fail(file, head.line, name.empty() ? "column " + std::to_string(i + 1) : name, "unknown column");
     if (index.count(name)) fail(file, head.line, name, "duplicate column");
     index[name] = i;
@@ -85,6 +93,18 @@ std::vector<ReferenceRow> parse_reference_csv(const std::string& text, const std
       fail(file, rec.line, "row", "has " + std::to_string(rec.fields.size()) + " fields, the header has " +
                                       std::to_string(head.fields.size()));
     auto get = [&](const std::string& c) { return rec.fields[index.at(c)]; };
+    auto opt = [&](const std::string& c) { return index.count(c) ? rec.fields[index.at(c)] : std::string(); };
+    auto choice = [&](const std::string& c, const std::vector<std::string>& allowed) {
+      std::string v = trim(opt(c));
+      if (v.empty()) return v;
+      std::string list;
+      for (const auto& a : allowed) {
+        if (v == a) return v;
+        list += (list.empty() ? "" : ", ") + a;
+      }
+      fail(file, rec.line, c, "unknown value '" + v + "' (one of " + list + ")");
+      return v;
+    };
     ReferenceRow row;
     row.line = rec.line;
     row.source = trim(get("source"));
@@ -104,6 +124,16 @@ std::vector<ReferenceRow> parse_reference_csv(const std::string& text, const std
     row.value = parse_number(get("value"), file, rec.line, "value");
     row.unit = trim(get("unit"));
     row.note = get("note");
+    row.seq_len = parse_integer(opt("seq_len"), file, rec.line, "seq_len");
+    row.global_batch = parse_integer(opt("global_batch"), file, rec.line, "global_batch");
+    row.tp = parse_integer(opt("tp"), file, rec.line, "tp");
+    row.pp = parse_integer(opt("pp"), file, rec.line, "pp");
+    row.pp_virtual_stages = parse_integer(opt("pp_virtual_stages"), file, rec.line, "pp_virtual_stages");
+    row.cp = parse_integer(opt("cp"), file, rec.line, "cp");
+    row.sharding = choice("sharding", {"none", "zero1", "zero2", "zero3"});
+    row.recompute = choice("recompute", {"none", "selective", "selective_offloaded", "full"});
+    std::string sp = choice("sequence_parallel", {"true", "false"});
+    if (!sp.empty()) row.sequence_parallel = sp == "true";
     rows.push_back(std::move(row));
   }
   return rows;
@@ -121,7 +151,10 @@ std::vector<ReferenceRow> read_reference_csv(const std::string& path) {
 
 void write_reference_csv(std::ostream& os, const std::vector<ReferenceRow>& rows) {
   const auto& cols = reference_columns();
+  const bool optional = std::any_of(rows.begin(), rows.end(), [](const ReferenceRow& r) { return r.has_optional(); });
   for (size_t i = 0; i < cols.size(); ++i) os << (i ? "," : "") << cols[i];
+  if (optional)
+    for (const auto& c : optional_reference_columns()) os << "," << c;
   os << "\n";
   auto num = [](const std::optional<double>& v) {
     if (!v) return std::string();
@@ -134,6 +167,13 @@ void write_reference_csv(std::ostream& os, const std::vector<ReferenceRow>& rows
                                   r.setup, r.framework, r.model, r.dataset,
                                   r.batch_per_device ? std::to_string(*r.batch_per_device) : "",
                                   r.precision, r.data, r.metric, num(r.value), r.unit, r.note};
+    auto integer = [](const std::optional<long long>& v) { return v ? std::to_string(*v) : std::string(); };
+    if (optional) {
+      for (const auto& v : {integer(r.seq_len), integer(r.global_batch), integer(r.tp), integer(r.pp),
+                            integer(r.pp_virtual_stages), integer(r.cp), r.sharding, r.recompute,
+                            r.sequence_parallel ? std::string(*r.sequence_parallel ? "true" : "false") : std::string()})
+        f.push_back(v);
+    }
     write_csv_record(os, f);
   }
 }

@@ -29,17 +29,31 @@ struct ReferenceRow {
   std::optional<double> value;
   std::string unit;
   std::string note;
+  // Optional columns (any file may carry them; empty = not applicable or "the tool's choice";
+  // /work/shared/reference/README.md defines them).
+  std::optional<long long> seq_len;      // sequence length of a Transformer row
+  std::optional<long long> global_batch; // samples per optimizer step over all devices
+  std::optional<long long> tp, pp, pp_virtual_stages, cp;  // parallel degrees
+  std::string sharding;                  // none | zero1 | zero2 | zero3
+  std::string recompute;                 // none | selective | selective_offloaded | full
+  std::optional<bool> sequence_parallel;
+  bool has_optional() const {
+    return seq_len || global_batch || tp || pp || pp_virtual_stages || cp || !sharding.empty() ||
+           !recompute.empty() || sequence_parallel;
+  }
 };
 
-// The columns, in the order the reference file uses and the writer emits.
+// The columns every file has, in the order the reference file uses and the writer emits.
 const std::vector<std::string>& reference_columns();
+// The optional columns, in the order the writer emits them (only when some row sets one).
+const std::vector<std::string>& optional_reference_columns();
 
 // RFC 4180 records: common/csv.hpp (parse_csv, CsvRecord).
 using xpusim::CsvRecord;
 using xpusim::parse_csv;
 
-// Parses a whole reference file (header required; columns in any order, all of them
-// present, no unknown ones). `file` names the input in error messages.
+// Parses a whole reference file (header required; columns in any order, every required one
+// present, optional ones allowed, no unknown ones). `file` names the input in error messages.
 std::vector<ReferenceRow> parse_reference_csv(const std::string& text, const std::string& file);
 std::vector<ReferenceRow> read_reference_csv(const std::string& path);  // UserError if unreadable
 

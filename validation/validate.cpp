@@ -11,6 +11,7 @@
 #include "engine/framework_spec.hpp"
 #include "engine/platform_spec.hpp"
 #include "models/zoo.hpp"
+#include "models/zoo_seq_len.hpp"
 #include "validation/cost_link.hpp"
 
 namespace xpusim::validation {
@@ -36,7 +37,7 @@ class PredictionCache {
   const StepReport& get(const PredictRequest& r) {
     std::string key = r.placement.device + "|" + std::to_string(r.placement.count) + "|" + r.placement.system + "|" +
                       (r.placement.build ? cpu_build_name(*r.placement.build) : "") + "|" + r.model + "|" + std::to_string(r.batch_per_device) + "|" +
-                      r.precision + "|" + data_source_name(r.data) + "|" + r.engine + "|" + r.placement.framework +
+                      std::to_string(r.seq_len) + "|" + r.precision + "|" + data_source_name(r.data) + "|" + r.engine + "|" + r.placement.framework +
                       (r.task == Task::inference ? "|inference" : "");
     for (const auto& o : r.placement.overrides) key += "|" + o;
     auto it = cache_.find(key);
@@ -90,6 +91,7 @@ PredictRequest request_for_row(const ReferenceRow& row) {
   PredictRequest q;
   q.model = row.model;
   q.batch_per_device = row.batch_per_device.value_or(0);
+  q.seq_len = row.seq_len.value_or(0);
   q.precision = row.precision;
   parse_data_source(row.data, q.data);
   q.placement.device = row.device;
@@ -366,6 +368,18 @@ ValidationResult validate_rows(const std::vector<ReferenceRow>& rows, const Vali
         !config_exists("devices", opts.baseline_device))
       throw FieldError("baseline_device", "unknown device '" + opts.baseline_device + "' (configs/devices/); " +
                                               row.metric + " rows are predicted against it");
+  }
+  // A sequence length on a model that is not a Transformer is a mistake in the file, not a
+  // row to skip: name its line.
+  std::map<std::string, bool> token_model;
+  for (const auto& row : rows) {
+    if (!row.seq_len || !config_exists("models", row.model)) continue;
+    auto it = token_model.find(row.model);
+    if (it == token_model.end()) it = token_model.emplace(row.model, is_token_model(find_model(row.model))).first;
+    if (!it->second)
+      throw UserError((reference_name.empty() ? std::string("reference") : reference_name) + ":" +
+                      std::to_string(row.line) + ": seq_len: model '" + row.model +
+                      "' is not a Transformer; a sequence length applies to Transformer rows only");
   }
   ValidationResult out;
   out.reference = reference_name;

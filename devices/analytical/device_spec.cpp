@@ -151,6 +151,68 @@ DeviceSpec load_device_spec(const std::string& name_or_path, const std::vector<s
 
 namespace {
 
+// The architecture a GPU names, its per-dtype checks, and the kernel model's inputs. A tensor
+// rate the architecture lacks (TF32 before Ampere, fp8 before Ada) or one it has but the file
+// leaves out is an error at that key; so is a precision the architecture cannot run.
+template <class Num>
+void read_architecture(SpecReader& r, DeviceSpec& d, Num& num) {
+  d.architecture = r.text("architecture", std::nullopt,
+                          "GPU microarchitecture (configs/architectures/NAME.yaml: kepler, pascal, volta, turing, "
+                          "ampere_ga100, ampere_ga10x, ada, hopper)");
+  const std::vector<std::string> known = arch_names();
+  if (std::find(known.begin(), known.end(), d.architecture) == known.end()) {
+    std::string list;
+    for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+    r.fail("architecture", "unknown architecture '" + d.architecture + "' (known: " + list + ")");
+  }
+  d.arch = load_arch_spec(d.architecture);
+  const ArchSpec& a = d.arch;
+  struct Rate {
+    const char* key;
+    MathDtype dtype;
+    double value;
+    const char* what;
+  };
+  const Rate rates[] = {{"tensor_fp16_tflops", MathDtype::tensor_fp16, d.tensor_fp16_tflops, "fp16 tensor cores"},
+                        {"tensor_bf16_tflops", MathDtype::tensor_bf16, d.tensor_bf16_tflops, "bf16 tensor cores"},
+                        {"tensor_tf32_tflops", MathDtype::tensor_tf32, d.tensor_tf32_tflops, "TF32 tensor cores"},
+                        {"tensor_fp8_tflops", MathDtype::tensor_fp8, d.tensor_fp8_tflops, "fp8 tensor cores"}};
+  for (const auto& rt : rates) {
+    if (!a.has(rt.dtype) && rt.value > 0)
+      r.fail(rt.key, std::string("architecture ") + a.name + " has no " + rt.what + " (" + a.file + ")");
+    if (a.has(rt.dtype) && !r.has(rt.key))
+      r.fail(rt.key, std::string("required: architecture ") + a.name + " has " + rt.what +
+                         " (state the datasheet's dense rate)");
+  }
+  for (const auto& p : d.precisions) {
+    const bool tf32 = p == "tf32", bf16 = p == "bf16" || p == "mixed_bf16";
+    if ((tf32 && !a.has(MathDtype::tensor_tf32)) || (bf16 && !a.has(MathDtype::tensor_bf16)))
+      r.fail("precisions", "precision " + p + " needs " + (tf32 ? "TF32" : "bf16") + " tensor cores, which architecture " +
+                               a.name + " lacks (Ampere and later)");
+  }
+  const std::optional<double> need = a.kernel_model ? std::nullopt : std::optional<double>(0.0);
+  auto non_negative = [](double v) { return v >= 0 ? "" : "must be >= 0"; };
+  auto positive_or_zero = [&](double v) { return v > 0 || (!a.kernel_model && v == 0) ? "" : "must be > 0"; };
+  d.l2_mb = r.number("l2_mb", need, "MB", "L2 cache (tiles' operands are re-read from it)", positive_or_zero);
+  d.boost_clock_mhz = r.number("boost_clock_mhz", need, "MHz", "clock of the datasheet peaks (L2 bytes per clock)",
+                               positive_or_zero);
+  (void)non_negative;
+  if (!a.kernel_model) return;
+  // The generation's constants; `xpusim calibrate --architecture` sets these keys by override
+  // on every device of the architecture while it fits (a device file does not set them).
+  auto fraction = [](double v) { return v > 0 && v <= 1 ? "" : "must be in (0, 1]"; };
+  d.tensor_efficiency = num("kernel_tensor_efficiency", a.tensor_efficiency, "fraction",
+                            "architecture constant: tensor-core peak a full tile reaches (default: the architecture's)", fraction);
+  d.compute_efficiency = num("kernel_cuda_efficiency", a.cuda_efficiency, "fraction",
+                             "architecture constant: CUDA-core peak a full tile reaches (default: the architecture's)", fraction);
+  d.memory_efficiency = num("kernel_memory_efficiency", a.memory_efficiency, "fraction",
+                            "architecture constant: DRAM bandwidth streaming kernels reach (default: the architecture's)", fraction);
+  d.op_overhead_us = num("kernel_launch_us", a.launch_us, "us",
+                         "architecture constant: per kernel launch, dispatch and tail (default: the architecture's)",
+                         [](double v) { return v >= 0 ? "" : "must be >= 0"; });
+  d.recurrent_step_overhead_us = d.op_overhead_us;
+}
+
 DeviceSpec parse_device_spec(const YAML::Node& root, const std::string& path, std::vector<FieldDoc>* fields) {
   SpecReader r(root, path);
   DeviceSpec d;
@@ -212,7 +274,9 @@ DeviceSpec parse_device_spec(const YAML::Node& root, const std::string& path, st
     d.tensor_fp16_tflops = num("tensor_fp16_tflops", 0, "TFLOP/s", "fp16 tensor-core peak (0 = none)", non_negative);
     d.tensor_bf16_tflops = num("tensor_bf16_tflops", 0, "TFLOP/s", "bf16 tensor-core peak (0 = none)", non_negative);
     d.tensor_tf32_tflops = num("tensor_tf32_tflops", 0, "TFLOP/s", "TF32 tensor-core peak (0 = none)", non_negative);
+    d.tensor_fp8_tflops = num("tensor_fp8_tflops", 0, "TFLOP/s", "fp8 tensor-core peak, dense (0 = none)", non_negative);
     d.tensor_efficiency = num("tensor_efficiency", 0.3, "fraction", "conv/GEMM share of tensor-core peak", fraction);
+    read_architecture(r, d, num);
     d.allreduce_efficiency = num("allreduce_efficiency", 0.5, "fraction", "collective's share of link bandwidth", fraction);
     d.comm_overlap = num("comm_overlap", 1.0, "fraction", "share of a collective hidden under compute",
                          [](double v) { return v >= 0 && v <= 1 ? "" : "must be in [0, 1]"; });

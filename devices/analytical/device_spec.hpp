@@ -10,6 +10,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "common/spec_reader.hpp"
+#include "devices/analytical/gpu_arch_spec.hpp"
 #include "engine/placement.hpp"
 #include "models/dtype.hpp"
 
@@ -50,7 +51,16 @@ struct DeviceSpec : DeviceConfig {
   // GPU only.
   double fp32_tflops = 0, fp16_tflops = 0;                               // CUDA cores
   double tensor_fp16_tflops = 0, tensor_bf16_tflops = 0, tensor_tf32_tflops = 0;  // tensor cores (0 = none)
+  double tensor_fp8_tflops = 0;         // fp8 tensor cores (Ada, Hopper; 0 = none)
   double tensor_efficiency = 0.3;       // fraction of tensor-core peak conv/GEMM kernels reach
+  // The GPU kernel model (docs/gpu_model.md): the architecture's table and, where it prices
+  // kernels with tiles and waves (arch.kernel_model), the L2 and clock the tiles run against.
+  // Then tensor/compute/memory efficiency and op_overhead_us are the architecture's constants.
+  std::string architecture;
+  ArchSpec arch;
+  double l2_mb = 0;                     // L2 cache (MB, 1e6 bytes)
+  double boost_clock_mhz = 0;           // the clock the datasheet peaks are stated at
+  bool kernel_model() const { return kind == DeviceKind::gpu && arch.kernel_model; }
   double allreduce_efficiency = 0.5;    // fraction of the system's link bandwidth a collective reaches
   double comm_overlap = 1.0;            // share of a collective hidden under compute; the rest stalls the SMs
   int sm_count = 1;                     // streaming multiprocessors (small kernels cannot fill them)

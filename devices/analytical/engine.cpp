@@ -21,27 +21,6 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
-// The device's rates under the framework's kernels, relative to the stack the device
-// constants were calibrated on. Each scaled efficiency is capped at 1: no stack runs faster
-// than the device's peak.
-Rates framework_rates(const DeviceSpec& d, const FrameworkSpec& fw, Precision precision, CpuBuild build, int count,
-                      bool gpu) {
-  Rates rates = make_rates(d, precision, build, count);
-  auto scaled = [](double rate, double efficiency, double scale) {
-    if (scale == 1.0 || efficiency <= 0) return rate;
-    return rate * std::min(efficiency * scale, 1.0) / efficiency;
-  };
-  const double gemm_eff = gpu ? d.compute_efficiency
-                              : (build == CpuBuild::pip ? d.pip_compute_efficiency : d.compute_efficiency);
-  rates.gemm_flops_s = scaled(rates.gemm_flops_s, gemm_eff, fw.compute_efficiency_scale);
-  rates.tensor_flops_s = scaled(rates.tensor_flops_s, d.tensor_efficiency, fw.tensor_efficiency_scale);
-  rates.memory_bytes_s = scaled(rates.memory_bytes_s, d.memory_efficiency, fw.memory_efficiency_scale);
-  rates.op_overhead_s *= fw.op_overhead_scale;
-  rates.exchange_in_compute_precision = fw.exchange_in_compute_precision;
-  rates.recurrent_step_s *= fw.op_overhead_scale;
-  return rates;
-}
-
 // Every op of the per-device step priced on one device, as the parallel layer's PricedOps
 // (indexed by op id) and as the roofline's OpCosts (for the report's time split).
 std::vector<parallel::PricedOp> price_ops(const OpGraph& g, const Rates& rates, std::vector<OpCost>& costs) {
@@ -116,7 +95,7 @@ StepReport AnalyticalEngine::run_step(const StepRequest& req) {
   const int replicas = req.placement.replicas;  // check_placement: the GPUs, or 1 for a CPU machine
 
   const FrameworkSpec& fw = *req.placement.framework;
-  const Rates rates = framework_rates(d, fw, g.precision, build, count, gpu);
+  const Rates rates = stack_rates(d, g.precision, build, count, fw);
 
   // The step over `replicas` devices: the parallel layer composes it from the per-op costs
   // priced here and the gradient exchange priced on the system's topology.

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/dtype.hpp"
+
 namespace xpusim::analytical {
 
 const char* op_class_name(OpClass c) {
@@ -36,6 +38,33 @@ OpCost OpCostModel::streaming(const OpGraph& g, int op, OpClass cls, double kern
   // ~25 for a vectorised polynomial exp/tanh on a CPU).
   c.compute_s = (n.work.flops + r_.transcendental_flops * n.work.transcendentals) / r_.vector_flops_s;
   c.memory_s = memory_seconds(io_bytes(n));
+  c.overhead_s = kernels * r_.op_overhead_s;
+  return c;
+}
+
+OpCost OpCostModel::kernel_gemms(const OpGraph& g, const std::vector<GemmShape>& gemms, bool tensor_ok,
+                                 double kernels, double math_scale) const {
+  OpCost c;
+  c.cls = OpClass::gemm;
+  GpuKernelRates kr = r_.kernel;
+  kr.math_flops_s = (tensor_ok && r_.tensor_flops_s > 0) ? r_.tensor_flops_s : r_.gemm_flops_s;
+  kr.dram_bytes_s = r_.memory_bytes_s;
+  const double bytes = static_cast<double>(dtype_bytes(activation_dtype(g.precision)));
+  double useful = 0, paid = 0, biggest = -1;
+  for (GemmShape s : gemms) {
+    s.in_bytes = s.out_bytes = bytes;
+    KernelTime t = gemm_kernel_time(s, kr);
+    t.math_s /= math_scale;
+    c.math_s += t.math_s;
+    c.compute_s += t.time_s();
+    c.memory_s += t.memory_s;
+    c.waves += t.waves;
+    const double w = 2.0 * s.m * s.n * s.k * s.batch;
+    useful += w;
+    paid += t.efficiency > 0 ? w / t.efficiency : w;
+    if (w > biggest) biggest = w, c.tile_m = t.tile_m, c.tile_n = t.tile_n;
+  }
+  c.wave_efficiency = paid > 0 ? useful / paid : 0;
   c.overhead_s = kernels * r_.op_overhead_s;
   return c;
 }
@@ -106,6 +135,31 @@ OpCost OpCostModel::conv(const OpGraph& g, int op) const {
   // Winograd F(4x4,3x3) needs 4x fewer multiplies in theory (Lavin & Gray, CVPR 2016) and FFT
   // tiling more for 5x5 (Vasilache et al., ICLR 2015); transforms eat part of that, hence one
   // device factor in [1, 4] for both.
+  if (r_.kernel_model) {
+    // Implicit GEMM per convolution (cuDNN): forward M = N*Ho*Wo, N = Cout, K = Cin*kh*kw;
+    // data gradient M = N*H*W, N = Cin, K = Cout*kh*kw; weight gradient M = Cout,
+    // N = Cin*kh*kw, K = N*Ho*Wo (split over K); one GEMM per group.
+    const double in_px = static_cast<double>(xs[0]) * xs[2] * xs[3];
+    GemmShape s;
+    s.batch = std::max(1, a.groups);
+    // The im2col operand (forward and weight gradient: the input; data gradient: the output
+    // gradient) holds each pixel once per filter tap it meets: its distinct share is the
+    // tensor's size over the expanded panel's.
+    const double x_elems = in_px * static_cast<double>(cin), dy_elems = m_px * cout;
+    if (n.kind == OpKind::Conv2DBackwardData) {
+      s.m = in_px, s.n = static_cast<double>(cin), s.k = cout * kk;
+      s.a_unique = std::min(1.0, dy_elems / (s.m * s.k));
+    } else if (n.kind == OpKind::Conv2DBackwardFilter) {
+      s.m = cout, s.n = static_cast<double>(cin) * kk, s.k = m_px;
+      s.b_unique = std::min(1.0, x_elems / (s.k * s.n));
+    } else {
+      s.m = m_px, s.n = cout, s.k = static_cast<double>(cin) * kk;
+      s.a_unique = std::min(1.0, x_elems / (s.m * s.k));
+    }
+    OpCost c = kernel_gemms(g, {s}, tensor_ok, 1, winograd && !on_tensor ? r_.winograd_speedup : 1.0);
+    c.cls = OpClass::conv;
+    return c;
+  }
   if (winograd && !on_tensor) flops /= r_.winograd_speedup;
   OpCost c = gemm(g, op, flops, items, dmin, n_out, tensor_ok, 1);
   c.cls = OpClass::conv;
@@ -121,6 +175,21 @@ OpCost OpCostModel::on_Conv2DBackwardFilter(const OpGraph& g, int op) { return c
 
 OpCost OpCostModel::on_MatMul(const OpGraph& g, int op) {
   const OpAttrs& a = g.op(op).attrs;
+  if (r_.kernel_model) {
+    GemmShape s;
+    s.m = static_cast<double>(a.m), s.n = static_cast<double>(a.n), s.k = static_cast<double>(a.k);
+    s.batch = static_cast<double>(std::max<int64_t>(1, a.batches));
+    const bool tensor_ok = a.k >= 8 && a.n >= 8 && a.m >= 8;
+    OpCost c = kernel_gemms(g, {s}, tensor_ok, 1);
+    // A dimension under the tensor cores' 8-wide fragment: cuBLAS pads it to 8 when that is
+    // faster, so the time never falls as the batch grows past 8 (issue 34's invariant).
+    if (!tensor_ok && r_.tensor_flops_s > 0) {
+      GemmShape p = s;
+      p.m = std::max(s.m, 8.0), p.n = std::max(s.n, 8.0), p.k = std::max(s.k, 8.0);
+      if (OpCost t = kernel_gemms(g, {p}, true, 1); t.time_s() < c.time_s()) c = t;
+    }
+    return c;
+  }
   const double flops = g.op(op).work.flops;
   const bool tensor_ok = a.k >= 8 && a.n >= 8 && a.m >= 8;
   if (a.m < 1 || a.n < 1 || a.k < 1)
@@ -173,6 +242,20 @@ OpCost OpCostModel::attention(const OpGraph& g, int op, double gemms, double per
                tk = static_cast<double>(ks[1]);
   const double scores = static_cast<double>(qs[0]) * heads * tq * tk;
   const double gemm_flops = gemms * 2.0 * scores * dh;
+  if (r_.kernel_model) {
+    // Batched GEMMs over batch x heads: forward S = Q K^T [Tq, Tk, dh] and O = P V [Tq, dh, Tk];
+    // backward dP = dO V^T, dQ = dS K, dK = dS^T Q, dV = P^T dO.
+    const double bh = static_cast<double>(qs[0]) * heads;
+    const std::vector<GemmShape> shapes =
+        gemms > 2 ? std::vector<GemmShape>{{tq, tk, dh, bh, 2, 2}, {tq, dh, tk, bh, 2, 2}, {tk, dh, tq, bh, 2, 2}, {tk, dh, tq, bh, 2, 2}}
+                  : std::vector<GemmShape>{{tq, tk, dh, bh, 2, 2}, {tq, dh, tk, bh, 2, 2}};
+    OpCost c = kernel_gemms(g, shapes, dh >= 8 && tq >= 8 && tk >= 8, kernels);
+    const double vec = (per_score * scores + r_.transcendental_flops * n.work.transcendentals) / r_.vector_flops_s;
+    c.compute_s += vec;
+    c.math_s += vec;
+    c.memory_s = std::max(c.memory_s, memory_seconds(io_bytes(n)));
+    return c;
+  }
   OpCost c = gemm(g, op, gemm_flops, scores, std::min({tq, tk, dh}), tk, dh >= 8 && tq >= 8 && tk >= 8, kernels);
   c.compute_s += (per_score * scores + r_.transcendental_flops * n.work.transcendentals) / r_.vector_flops_s;
   return c;

@@ -6,7 +6,9 @@
 // every SM. All-reduces are priced on the cluster topology by parallel/collectives.hpp.
 #pragma once
 #include <string>
+#include <vector>
 
+#include "devices/analytical/gpu_kernel_model.hpp"
 #include "engine/op_visitor.hpp"
 
 namespace xpusim::analytical {
@@ -27,6 +29,11 @@ struct Rates {
   double gemm_half_dim = 0;    // GEMM dimension at which tiles run half full; 0 = no shape model
   double gemm_tile_n = 0;      // output-channel tile width (channels round up to it); 0 = no quantisation
   bool exchange_in_compute_precision = true;  // mixed precision: gradients all-reduced in 16 bits (framework)
+  // The GPU kernel model (docs/gpu_model.md): GEMMs, convolutions and attention priced from
+  // tiles and waves instead of the fill/shape/quantisation factors above. Its math rates are
+  // tensor_flops_s / gemm_flops_s and its DRAM rate memory_bytes_s; the rest is set here.
+  bool kernel_model = false;
+  GpuKernelRates kernel;
 };
 
 enum class OpClass { none, conv, gemm, recurrent, elementwise, normalization, update, communication };
@@ -39,6 +46,9 @@ struct OpCost {
   double overhead_s = 0;       // launches + dispatch
   double comm_bytes = 0;       // communication ops: bytes to all-reduce
   double flops_saved = 0;      // of the op's counted FLOPs, skipped by a fast algorithm (Winograd / FFT)
+  // Kernel model only (GEMM-like ops; 0 otherwise): the largest kernel's tile, the waves of
+  // all its kernels, and useful work over what the waves and tiles pay for.
+  double math_s = 0, tile_m = 0, tile_n = 0, waves = 0, wave_efficiency = 0;
   double time_s() const { return (compute_s > memory_s ? compute_s : memory_s) + overhead_s; }
 };
 
@@ -61,6 +71,10 @@ class OpCostModel final : public OpVisitor<OpCost> {
   // [Tq, dh] x [dh, Tk] shape per head, `per_score` vector FLOPs per score, `kernels` launches.
   OpCost attention(const OpGraph& g, int op, double gemms, double per_score, double kernels) const;
   double memory_seconds(double bytes) const;
+  // Kernel model: `gemms` GEMM kernels summed into one op cost, tensor cores where `tensor_ok`
+  // and the precision has them; `math_scale` divides the math time (Winograd off tensor cores).
+  OpCost kernel_gemms(const OpGraph& g, const std::vector<GemmShape>& gemms, bool tensor_ok, double kernels,
+                      double math_scale = 1.0) const;
   // LSTM forward/backward: the batch is dim 0 of inputs[batch_input]; kernels per timestep.
   OpCost recurrent(const OpGraph& g, int op, int batch_input, double kernels_per_step) const;  // from DRAM, or from the LLC when they fit
   Rates r_;

@@ -61,6 +61,18 @@ Rates make_rates(const DeviceSpec& d, Precision p, CpuBuild build, int vcpus) {
     // 2048 resident threads per SM on Pascal, Volta, Turing-class and Ampere/Hopper
     // (CUDA C Programming Guide, compute capability table; Turing 1024): one output each.
     r.fill_items = 2048.0 * d.sm_count;
+    if (d.kernel_model()) {
+      r.kernel_model = true;
+      r.kernel.sm_count = d.sm_count;
+      r.kernel.smem_bytes_per_sm = d.arch.smem_bytes_per_sm;
+      r.kernel.registers_per_sm = d.arch.registers_per_sm;
+      r.kernel.l2_bytes = d.l2_mb * 1e6;
+      // L2 runs at the SM clock; the same achieved share as DRAM is assumed.
+      r.kernel.l2_bytes_s = d.arch.l2_bytes_per_clk * d.boost_clock_mhz * 1e6 * d.memory_efficiency;
+      r.kernel.dram_bytes_s = r.memory_bytes_s;
+      // cp.async multistage pipelines (Ampere and later) keep 3+ operand slices in flight.
+      r.kernel.pipeline_stages = d.arch.generation >= 8 ? 3 : 2;
+    }
     return r;
   }
   // Every op wakes and joins the thread pool: a cost that grows with the threads.
@@ -83,6 +95,26 @@ Rates make_rates(const DeviceSpec& d, Precision p, CpuBuild build, int vcpus) {
   r.llc_bytes_s = d.llc_bytes_per_cycle * d.frequency_ghz * 1e9 * std::max(1.0, static_cast<double>(vcpus) / d.vcpus_per_core);
   r.fill_items = 0;
   return r;
+}
+
+Rates stack_rates(const DeviceSpec& d, Precision p, CpuBuild build, int vcpus, const FrameworkSpec& fw) {
+  const bool gpu = d.kind == DeviceKind::gpu;
+  const bool tf32 = p == Precision::fp32 && fw.fp32_as_tf32 && d.supports(Precision::tf32);
+  Rates rates = make_rates(d, tf32 ? Precision::tf32 : p, build, vcpus);
+  // Kernels of the framework relative to the stack the device constants were calibrated on.
+  auto scaled = [](double rate, double efficiency, double scale) {
+    if (scale == 1.0 || efficiency <= 0) return rate;
+    return rate * std::min(efficiency * scale, 1.0) / efficiency;
+  };
+  const double gemm_eff = gpu ? d.compute_efficiency
+                              : (build == CpuBuild::pip ? d.pip_compute_efficiency : d.compute_efficiency);
+  rates.gemm_flops_s = scaled(rates.gemm_flops_s, gemm_eff, fw.compute_efficiency_scale);
+  rates.tensor_flops_s = scaled(rates.tensor_flops_s, d.tensor_efficiency, fw.tensor_efficiency_scale);
+  rates.memory_bytes_s = scaled(rates.memory_bytes_s, d.memory_efficiency, fw.memory_efficiency_scale);
+  rates.op_overhead_s *= fw.op_overhead_scale;
+  rates.exchange_in_compute_precision = fw.exchange_in_compute_precision;
+  rates.recurrent_step_s *= fw.op_overhead_scale;
+  return rates;
 }
 
 }  // namespace xpusim::analytical

@@ -6,6 +6,7 @@
 
 #include "devices/analytical/device_spec.hpp"
 #include "devices/analytical/op_cost.hpp"
+#include "engine/framework_spec.hpp"
 
 namespace xpusim::analytical {
 
@@ -18,5 +19,10 @@ double cpu_speedup(const DeviceSpec& d, int vcpus);
 double peak_gemm_flops_s(const DeviceSpec& d, Precision p, CpuBuild build, int vcpus);
 
 Rates make_rates(const DeviceSpec& d, Precision p, CpuBuild build, int vcpus);
+
+// make_rates for a framework stack: its "fp32" as TF32 where it says so and the device has TF32
+// tensor cores, its kernel-efficiency scales (each scaled efficiency capped at 1: no stack runs
+// faster than the device's peak) and overheads. What the engine and `predict --explain` price with.
+Rates stack_rates(const DeviceSpec& d, Precision p, CpuBuild build, int vcpus, const FrameworkSpec& fw);
 
 }  // namespace xpusim::analytical

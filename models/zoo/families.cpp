@@ -9,6 +9,7 @@ const std::vector<FamilyEntry>& model_families() {
       {"vgg", "VGG (torchvision, no batch-norm)", ModelTask::image, zoo::parse_vgg},
       {"alexnet", "AlexNet (torchvision one-tower variant)", ModelTask::image, zoo::parse_alexnet},
       {"inception_v3", "Inception v3 (torchvision, with auxiliary logits)", ModelTask::image, zoo::parse_inception_v3},
+      {"inception_v4", "Inception v4 (Szegedy et al. 2017; TF-Slim, no auxiliary head)", ModelTask::image, zoo::parse_inception_v4},
       {"sequential", "a list of layers in YAML (Keras Sequential style)", std::nullopt, zoo::parse_sequential},
       {"ncf", "Neural collaborative filtering, NeuMF (He et al. 2017; MLPerf)", ModelTask::sequence, zoo::parse_ncf},
       {"word2vec", "word2vec skip-gram with sampled (NCE) loss", ModelTask::sequence, zoo::parse_word2vec},

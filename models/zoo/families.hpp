@@ -9,6 +9,7 @@ ModelBuildFn parse_wide_resnet(SpecReader& p);
 ModelBuildFn parse_vgg(SpecReader& p);
 ModelBuildFn parse_alexnet(SpecReader& p);
 ModelBuildFn parse_inception_v3(SpecReader& p);
+ModelBuildFn parse_inception_v4(SpecReader& p);
 ModelBuildFn parse_sequential(SpecReader& p);
 ModelBuildFn parse_ncf(SpecReader& p);
 ModelBuildFn parse_word2vec(SpecReader& p);

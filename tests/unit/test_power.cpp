@@ -151,13 +151,13 @@ TEST_CASE("predict: power_w within the placement's bounds, energy = power x step
   for (int64_t batch : {128, 256, 512, 1024}) {
     StepReport rep = run("rtx_2080ti", 2, "cnn10", batch / 2, "desktop");
     INFO("batch " << batch);
-    // 2 x [52, 260] W + the desktop's 60 W.
-    CHECK(rep.power_w >= 2 * 52 + 60);
-    CHECK(rep.power_w <= 2 * 260 + 60);
+    // 2 x [52, 260] W + 2/4 of the desktop's 60 W (it seats up to 4 GPUs since issue 29).
+    CHECK(rep.power_w >= 2 * 52 + 30);
+    CHECK(rep.power_w <= 2 * 260 + 30);
     CHECK(rep.energy_per_step_j == Approx(rep.power_w * rep.step_time_s));
     // The figure is the formula applied to the report's own utilisation.
     const double per_card = 52 + 208 * dynamic_fraction(activity_from_utilization(rep.utilization));
-    CHECK(rep.power_w == Approx(2 * per_card + 60));
+    CHECK(rep.power_w == Approx(2 * per_card + 30));
     auto j = rep.to_json();
     CHECK(j["power_w"].get<double>() == Approx(rep.power_w));
     CHECK(j.contains("energy_per_step_j"));

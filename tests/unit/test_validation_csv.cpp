@@ -135,3 +135,34 @@ TEST_CASE("error arithmetic: sign and MAPE", "[validation][metrics]") {
   CHECK(*mape_pct({-5}) == Approx(5));
   CHECK_FALSE(mape_pct({}).has_value());
 }
+
+TEST_CASE("csv: the optional columns parse, round-trip and check their values (issue 29)", "[validation][csv]") {
+  const std::string head = kHeader.substr(0, kHeader.size() - 1) + ",seq_len,global_batch,tp,pp,sharding,sequence_parallel\n";
+  const std::string row = "s,v100_sxm2_16gb,8,dgx1v_nvlink,pytorch,bert_large,,4,mixed_fp16,real,train_throughput,100,sequences/s,n";
+  auto rows = parse_reference_csv(head + row + ",384,256,2,1,zero1,true\n", "ref.csv");
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].seq_len == 384);
+  CHECK(rows[0].global_batch == 256);
+  CHECK(rows[0].tp == 2);
+  CHECK(rows[0].pp == 1);
+  CHECK_FALSE(rows[0].cp);
+  CHECK(rows[0].sharding == "zero1");
+  CHECK(rows[0].sequence_parallel == true);
+  // Empty = not applicable.
+  rows = parse_reference_csv(head + row + ",,,,,,\n", "ref.csv");
+  CHECK_FALSE(rows[0].seq_len);
+  CHECK_FALSE(rows[0].has_optional());
+  // Bad values name the line and the column.
+  CHECK(error_of(head + row + ",0,,,,,\n").find("ref.csv:2: seq_len: must be > 0") != std::string::npos);
+  CHECK(error_of(head + row + ",128,,,,zero4,\n").find("ref.csv:2: sharding: unknown value 'zero4'") != std::string::npos);
+  CHECK(error_of(head + row + ",128,,,,,yes\n").find("ref.csv:2: sequence_parallel: unknown value 'yes'") != std::string::npos);
+  // The writer emits the optional columns when a row sets one, and they read back the same.
+  rows = parse_reference_csv(head + row + ",384,256,2,1,zero1,true\n", "ref.csv");
+  std::ostringstream os;
+  write_reference_csv(os, rows);
+  auto back = parse_reference_csv(os.str(), "back.csv");
+  REQUIRE(back.size() == 1);
+  CHECK(back[0].seq_len == 384);
+  CHECK(back[0].sharding == "zero1");
+  CHECK(back[0].sequence_parallel == true);
+}

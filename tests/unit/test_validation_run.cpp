@@ -488,3 +488,33 @@ TEST_CASE("validate: an interrupted measurement resumes without redoing finished
   other.resume = full;
   CHECK_THROWS_WITH(measure(other), Catch::Contains("measured with other inputs"));
 }
+
+TEST_CASE("validate: seq_len reaches the request; on a non-Transformer it names the CSV line (issue 29)",
+          "[validation][run]") {
+  const std::string head =
+      "source,device,num_devices,setup,framework,model,dataset,batch_per_device,precision,data,metric,value,unit,note,"
+      "seq_len\n";
+  ValidateOptions o;
+  std::vector<int64_t> seen;
+  o.predict = [&](const PredictRequest& q) {
+    seen.push_back(q.seq_len);
+    StepReport r;
+    r.engine = "fake";
+    r.throughput_samples_per_s = 100;
+    r.global_batch = q.batch_per_device;
+    return r;
+  };
+  auto rows = parse_reference_csv(head + "s,v100_sxm2_16gb,1,,pytorch,bert_large,,8,fp32,synthetic,train_throughput,100,"
+                                         "sequences/s,,384\n",
+                                  "modern.csv");
+  ValidationResult r = validate_rows(rows, o, "modern.csv");
+  CHECK(r.rows_used == 1);
+  CHECK(seen == std::vector<int64_t>{384});
+  rows = parse_reference_csv(head + "s,v100_sxm2_16gb,1,,pytorch,bert_large,,8,fp32,synthetic,train_throughput,100,"
+                                    "sequences/s,,384\n"
+                                    "s,v100_sxm2_16gb,1,,pytorch,resnet50,,8,fp32,synthetic,train_throughput,100,"
+                                    "images/s,,128\n",
+                             "modern.csv");
+  CHECK_THROWS_WITH(validate_rows(rows, o, "modern.csv"),
+                    Catch::Contains("modern.csv:3: seq_len: model 'resnet50' is not a Transformer"));
+}

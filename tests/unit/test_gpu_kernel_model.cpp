@@ -1,0 +1,183 @@
+// The GPU kernel model (docs/gpu_model.md) against hand-derived numbers, one architecture at a
+// time: a GEMM whose tile count is one more than the concurrent CTAs takes a second wave
+// (twice the math time for 1/slots more work); TF32 vs fp32 on Ampere is the ratio of the
+// datasheet peaks times the architecture's efficiencies; fp8 on Hopper halves the math of bf16;
+// and the device YAML errors name file:line: key.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "common/error.hpp"
+#include "devices/analytical/device_spec.hpp"
+#include "devices/analytical/gpu_arch_spec.hpp"
+#include "devices/analytical/gpu_kernel_model.hpp"
+#include "devices/analytical/rates.hpp"
+
+using namespace xpusim;
+using namespace xpusim::analytical;
+
+namespace {
+
+// A 128x128 tile of 16-bit operands keeps (128 + 128) x 32 x 2 B per stage in shared memory:
+// 16 KiB; x3 stages (Ampere+) = 48 KiB, x2 (Volta/Turing) = 32 KiB. Its fp32 accumulators
+// (16,384) plus fragments (x1.5) take 24,576 of an SM's 65,536 registers: 2 CTAs per SM.
+GpuKernelRates rates_for(const ArchSpec& a, double sms, double peak_flops_s) {
+  GpuKernelRates r;
+  r.sm_count = sms;
+  r.math_flops_s = peak_flops_s;
+  r.smem_bytes_per_sm = a.smem_bytes_per_sm;
+  r.registers_per_sm = a.registers_per_sm;
+  r.pipeline_stages = a.generation >= 8 ? 3 : 2;
+  r.l2_bytes = 40e6;
+  r.l2_bytes_s = 1e18;   // traffic never binds here: the test is about math and waves
+  r.dram_bytes_s = 1e18;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("one tile more than the concurrent CTAs costs a second wave, on every architecture", "[kernel_model]") {
+  // {architecture, SMs of a device of it, its 16-bit peak FLOP/s (tensor cores where it has them)}
+  struct Case {
+    const char* arch;
+    double sms, peak, ctas;  // ctas: hand-derived CTAs per SM for a 128x128 fp16 tile
+  };
+  const Case cases[] = {
+      {"kepler", 13, 4.37e12, 3},        // K80 die: 112 KiB / 32 KiB = 3; registers 131,072 / 24,576 = 5
+      {"pascal", 56, 21.2e12, 2},        // P100 fp16: 64 KiB / 32 KiB = 2
+      {"volta", 80, 125e12, 2},          // V100: 96 KiB / 32 KiB = 3, registers 2
+      {"turing", 68, 56.9e12, 2},        // RTX 2080 Ti: 64 KiB / 32 KiB = 2
+      {"ampere_ga100", 108, 312e12, 2},  // A100: 164 KiB / 48 KiB = 3, registers 2
+      {"ampere_ga10x", 82, 71e12, 2},    // RTX 3090: 100 KiB / 48 KiB = 2
+      {"ada", 128, 165.2e12, 2},         // RTX 4090: 100 KiB / 48 KiB = 2
+      {"hopper", 132, 989.4e12, 2},      // H100 SXM5: 228 KiB / 48 KiB = 4, registers 2
+  };
+  for (const auto& c : cases) {
+    INFO(c.arch);
+    const ArchSpec a = load_arch_spec(c.arch);
+    const GpuKernelRates r = rates_for(a, c.sms, c.peak);
+    const double slots = c.sms * c.ctas;
+    GemmShape full{128 * slots, 128, 4096, 1, 2, 2};
+    GemmShape one_more{128 * (slots + 1), 128, 4096, 1, 2, 2};
+    const KernelTime t1 = gemm_kernel_time_tile(full, r, 128, 128);
+    const KernelTime t2 = gemm_kernel_time_tile(one_more, r, 128, 128);
+    CHECK(t1.ctas_per_sm == c.ctas);
+    CHECK(t1.split_k == 1);
+    CHECK(t1.tiles == slots);
+    CHECK(t1.waves == 1);
+    CHECK(t2.waves == 2);
+    // One wave: each SM runs `ctas` tiles of 2 x 128 x 128 x 4096 FLOP at peak / SMs.
+    const double wave_s = 2.0 * 128 * 128 * 4096 * c.ctas / (c.peak / c.sms);
+    CHECK(t1.math_s == Approx(wave_s).epsilon(1e-12));
+    CHECK(t2.math_s == Approx(2 * wave_s).epsilon(1e-12));
+    CHECK(t1.efficiency == Approx(1.0));
+    CHECK(t2.efficiency == Approx((slots + 1) / (2 * slots)));
+  }
+}
+
+TEST_CASE("Ampere: TF32 tensor cores against fp32 CUDA cores on a large GEMM", "[kernel_model]") {
+  const DeviceSpec d = load_device_spec("a100_sxm4_40gb");
+  REQUIRE(d.kernel_model());
+  const Rates tf32 = make_rates(d, Precision::tf32, CpuBuild::pip, 1);
+  const Rates fp32 = make_rates(d, Precision::fp32, CpuBuild::pip, 1);
+  // Datasheet peaks (156 TF32, 19.5 fp32) times the architecture's constants.
+  CHECK(tf32.tensor_flops_s == Approx(156e12 * d.arch.tensor_efficiency));
+  CHECK(fp32.tensor_flops_s == 0);
+  CHECK(fp32.gemm_flops_s == Approx(19.5e12 * d.arch.cuda_efficiency));
+  GemmShape g{8192, 8192, 8192, 1, 4, 4};
+  GpuKernelRates kt = tf32.kernel, kf = fp32.kernel;
+  kt.math_flops_s = tf32.tensor_flops_s;
+  kf.math_flops_s = fp32.gemm_flops_s;
+  const KernelTime a = gemm_kernel_time_tile(g, kt, 128, 128), b = gemm_kernel_time_tile(g, kf, 128, 128);
+  // 64 x 64 = 4,096 tiles over 216 slots: 19 waves either way; math scales with the rate.
+  CHECK(a.waves == 19);
+  CHECK(b.waves == 19);
+  CHECK(b.math_s / a.math_s == Approx((156.0 * d.arch.tensor_efficiency) / (19.5 * d.arch.cuda_efficiency)));
+}
+
+TEST_CASE("Hopper: fp8 tensor cores run twice the bf16 rate; architectures before Ada have none", "[kernel_model]") {
+  const ArchSpec h = load_arch_spec("hopper");
+  CHECK(h.flops_per_clk_sm(MathDtype::tensor_fp8) == 2 * h.flops_per_clk_sm(MathDtype::tensor_bf16));
+  const DeviceSpec d = load_device_spec("h100_sxm5");
+  // The datasheet's dense rates agree with 132 SMs x per-SM rate x the stated clock.
+  CHECK(d.tensor_bf16_tflops * 1e12 == Approx(132 * 4096 * d.boost_clock_mhz * 1e6).epsilon(0.01));
+  CHECK(d.tensor_fp8_tflops == Approx(2 * d.tensor_bf16_tflops).epsilon(0.001));
+  GpuKernelRates r = rates_for(h, 132, d.tensor_bf16_tflops * 1e12);
+  GemmShape bf16{16384, 16384, 16384, 1, 2, 2};
+  GemmShape fp8 = bf16;
+  fp8.in_bytes = 1;
+  const KernelTime tb = gemm_kernel_time_tile(bf16, r, 128, 128);
+  r.math_flops_s = d.tensor_fp8_tflops * 1e12;
+  const KernelTime t8 = gemm_kernel_time_tile(fp8, r, 128, 128);
+  CHECK(t8.waves == tb.waves);
+  CHECK(t8.math_s == Approx(tb.math_s / 2).epsilon(0.001));
+  for (const char* a : {"kepler", "pascal", "volta", "turing", "ampere_ga100", "ampere_ga10x"})
+    CHECK_FALSE(load_arch_spec(a).has(MathDtype::tensor_fp8));
+  CHECK(load_arch_spec("ada").has(MathDtype::tensor_fp8));
+}
+
+TEST_CASE("the heuristic's tile: a small GEMM takes a small tile, a large one a large tile", "[kernel_model]") {
+  const ArchSpec a = load_arch_spec("ampere_ga100");
+  GpuKernelRates r = rates_for(a, 108, 312e12);
+  r.l2_bytes_s = 5120 * 1.41e9;
+  r.dram_bytes_s = 1.555e12;
+  // 512 x 512: 128x128 tiles make 16 CTAs on 108 SMs; 64x64 tiles make 64 (and split-K fills more).
+  const KernelTime small = gemm_kernel_time(GemmShape{512, 512, 512, 1, 2, 2}, r);
+  CHECK(small.tile_m * small.tile_n <= 64 * 128);
+  const KernelTime big = gemm_kernel_time(GemmShape{16384, 16384, 4096, 1, 2, 2}, r);
+  CHECK(big.tile_m * big.tile_n >= 128 * 128);
+  // A long-K product with a small output (a weight gradient) is split over K.
+  const KernelTime wgrad = gemm_kernel_time_tile(GemmShape{256, 256, 200704, 1, 2, 2}, r, 128, 128);
+  CHECK(wgrad.split_k > 1);
+  CHECK(wgrad.tiles == 4 * wgrad.split_k);
+}
+
+namespace {
+
+std::string temp_device(const std::string& stem, const std::string& body) {
+  const auto dir = std::filesystem::temp_directory_path() / "xpusim_kernel_model";
+  std::filesystem::create_directories(dir);
+  const auto path = dir / (stem + ".yaml");
+  std::ofstream f(path);
+  f << "name: " << stem << "\nengine: analytical\nkind: gpu\ndefault_system: server_pcie\nsource: test\n"
+    << "memory_gb: 16\nmemory_bandwidth_gbps: 900\nfp32_tflops: 15\nsm_count: 80\n" << body;
+  return path.string();
+}
+
+std::string error_of(const std::string& path) {
+  try {
+    load_device_spec(path);
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("a device YAML's architecture errors name file:line: key", "[kernel_model]") {
+  // Unknown architecture.
+  std::string p = temp_device("km_unknown", "architecture: maxwell\n");
+  std::string e = error_of(p);
+  CHECK(e.find(p + ":10: architecture: unknown architecture 'maxwell'") != std::string::npos);
+  // A rate the architecture lacks: TF32 on Volta, fp8 on Ampere.
+  p = temp_device("km_tf32_volta", "architecture: volta\ntensor_fp16_tflops: 125\ntensor_tf32_tflops: 100\n");
+  e = error_of(p);
+  CHECK(e.find(p + ":12: tensor_tf32_tflops: architecture volta has no TF32 tensor cores") != std::string::npos);
+  p = temp_device("km_fp8_ampere",
+                  "architecture: ampere_ga100\nl2_mb: 40\nboost_clock_mhz: 1410\ntensor_fp16_tflops: 312\n"
+                  "tensor_bf16_tflops: 312\ntensor_tf32_tflops: 156\ntensor_fp8_tflops: 600\n");
+  e = error_of(p);
+  CHECK(e.find(p + ":16: tensor_fp8_tflops: architecture ampere_ga100 has no fp8 tensor cores") != std::string::npos);
+  // A rate the architecture has but the file leaves out.
+  p = temp_device("km_missing", "architecture: hopper\nl2_mb: 50\nboost_clock_mhz: 1830\ntensor_fp16_tflops: 989\n"
+                                "tensor_bf16_tflops: 989\ntensor_tf32_tflops: 494\n");
+  e = error_of(p);
+  CHECK(e.find("tensor_fp8_tflops: required: architecture hopper has fp8 tensor cores") != std::string::npos);
+  CHECK(e.find(p + ":") == 0);
+  // A precision the architecture cannot run: tf32 before Ampere.
+  p = temp_device("km_prec", "architecture: volta\ntensor_fp16_tflops: 125\nprecisions: [fp32, tf32]\n");
+  e = error_of(p);
+  CHECK(e.find(p + ":12: precisions: precision tf32 needs TF32 tensor cores") != std::string::npos);
+}
