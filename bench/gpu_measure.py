@@ -419,7 +419,7 @@ def run_train(dev, timer, smoke, csv_rows, gpu, source, deadline):
         if dev.type == "cuda":
             torch.cuda.empty_cache()  # the case's tensors died with train_case's frame
         vision = seq == 0
-        value = batch / t if vision else batch * seq / t
+        value = batch / t  # images/s or sequences/s (the reference format's units; tokens/s = x seq_len)
         zoo = name if (vision or seq == 128 or (name == "gpt2" and seq == 1024)) else \
             ("bert_base_seq512" if name == "bert_base" and seq == 512 else name)
         note = (f"{gpu}; PyTorch {torch.__version__} eager, CUDA {torch.version.cuda}, cuDNN "
@@ -429,13 +429,13 @@ def run_train(dev, timer, smoke, csv_rows, gpu, source, deadline):
                 + ("torchvision resnet50, channels-last, SGD momentum" if vision else
                    "model written from the zoo's dimensions (bench/gpu_measure.py), SDPA attention, AdamW")
                 + ("; smoke run: not a measurement" if smoke else ""))
-        row = dict(source=source, device=gpu_device_name(gpu), num_devices=1, setup="host",
+        row = dict(source=source, device=gpu_device_name(gpu), num_devices=1, setup="server_sxm",
                    framework="pytorch", model=zoo,
                    dataset=ZOO_DATASET.get(zoo, ""), batch_per_device=batch, precision=prec,
                    data="synthetic", metric="train_throughput", value=f"{value:.1f}",
-                   unit="images/s" if vision else "tokens/s", note=note, seq_len="" if vision else seq)
+                   unit="images/s" if vision else "sequences/s", note=note, seq_len="" if vision else seq)
         csv_rows.append(row)
-        print(f"gpu_measure: {zoo} b{batch} s{seq} {prec}: {value:.1f} {row['unit']} (step {t * 1e3:.2f} ms, "
+        print(f"gpu_measure: {zoo} b{batch} s{seq} {prec}: {value:.1f} {row['unit']}, {batch * max(seq, 1) / t:.0f} tokens or images/s (step {t * 1e3:.2f} ms, "
               f"peak {peak / 2**30:.1f} GiB)", file=sys.stderr)
 
 

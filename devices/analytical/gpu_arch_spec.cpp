@@ -89,7 +89,7 @@ ArchSpec parse_arch(const YAML::Node& root, const std::string& path) {
     a.memory_efficiency = constant("memory_efficiency", 0.8, "fraction", "DRAM bandwidth streaming kernels reach", fraction);
     a.launch_us = constant("launch_us", 8, "us", "per kernel: launch, dispatch and tail", non_negative);
     a.fitted_on = r.text("fitted_on", std::string(""), "the rows the constants were fitted on");
-    YAML::Node c = r.child("calibrate", "constants `xpusim calibrate --architecture` may fit");
+    YAML::Node c = r.child("calibrate", "constants the per-architecture calibration may fit");
     if (c && !c.IsNull()) {
       if (!c.IsSequence()) r.fail("calibrate", "expected a list of names");
       for (const auto& e : c) {
