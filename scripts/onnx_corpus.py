@@ -65,7 +65,7 @@ LARGE = {"vit_h_14", "vit_l_16", "vit_l_32", "regnet_y_128gf", "regnet_y_32gf", 
          "regnet_y_16gf", "regnet_x_16gf", "convnext_large", "efficientnet_b7", "efficientnet_v2_l",
          "vgg19_bn", "vgg19", "vgg16_bn", "vgg16", "wide_resnet101_2", "resnext101_64x4d", "resnext101_32x8d",
          "swin_b", "swin_v2_b", "efficientnet_b6", "efficientnet_v2_m", "densenet161", "swin_s", "swin_v2_s"}
-SIZE = {"vgg11": 224, "vgg11_bn": 224, "vgg13": 224, "vgg13_bn": 224, "vgg16": 224, "vgg16_bn": 224, "vgg19": 224,
+SIZE = {"vit_h_14": 56, "vgg11": 224, "vgg11_bn": 224, "vgg13": 224, "vgg13_bn": 224, "vgg16": 224, "vgg16_bn": 224, "vgg19": 224,
         "vgg19_bn": 224, "inception_v3": 299, "googlenet": 256, "maxvit_t": 224, "swin_t": 224, "swin_s": 224, "swin_b": 224,
         "swin_v2_t": 256, "swin_v2_s": 256, "swin_v2_b": 256, "alexnet": 224, "squeezenet1_0": 96,
         "squeezenet1_1": 96}
