@@ -73,6 +73,7 @@ void register_graph(CLI::App& app) {
         else print_csv_records(std::cout, ops, {"name", "kind", "phase"});
         return;
       }
+      if (!spec.notes.empty()) j["notes"] = spec.notes;
       j["ops"] = ops;
       print_json_document(std::cout, j);
       return;
@@ -102,6 +103,7 @@ void register_graph(CLI::App& app) {
     tot.add({"optimizer_state_bytes", fmt_int(t.optimizer_state_bytes)});
     tot.add({"peak_memory_bytes", fmt_int(t.peak_bytes) + " (" + fmt_bytes(t.peak_bytes) + ")"});
     tot.add({"ops_train_step", fmt_int(t.num_ops)});
+    for (const auto& note : spec.notes) tot.add({"note", note});
     tot.print(std::cout, f);
   });
 }

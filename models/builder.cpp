@@ -241,6 +241,39 @@ int ModelBuilder::mul(int a, int b, const std::string& name) {
   return y;
 }
 
+int ModelBuilder::broadcast_mul(int a, int b, const std::string& name) {
+  const Shape as = shape(a), bs = shape(b);
+  if (as.size() != bs.size()) throw InternalError(name + ": broadcast mul of different ranks");
+  for (size_t k = 0; k < as.size(); ++k)
+    if (bs[k] != as[k] && bs[k] != 1) throw InternalError(name + ": " + shape_str(bs) + " does not broadcast to " + shape_str(as));
+  int y = act_tensor(name, as);
+  add(OpKind::Mul, name, {}, {a, b}, {y});
+  return y;
+}
+
+int ModelBuilder::pool(int x, PoolFn f, const ConvArgs& w, int64_t out_h, int64_t out_w, const std::string& name) {
+  const Shape sh = shape(x);  // a copy: adding tensors below may reallocate the tensor list
+  OpAttrs at;
+  at.pool = f;
+  at.kernel_h = w.kernel_h;
+  at.kernel_w = w.kernel_w;
+  at.stride_h = w.stride_h;
+  at.stride_w = w.stride_w;
+  at.pad_h = w.pad_h;
+  at.pad_w = w.pad_w;
+  int y = act_tensor(name, {sh[0], sh[1], out_h, out_w});
+  add(OpKind::Pool, name, at, {x}, {y});
+  return y;
+}
+
+int ModelBuilder::copy_to(int x, const Shape& s, int axis, const std::string& name) {
+  OpAttrs at;
+  at.axis = axis;
+  int y = act_tensor(name, s);
+  add(OpKind::Concat, name, at, {x}, {y});
+  return y;
+}
+
 int ModelBuilder::concat(const std::vector<int>& xs, int axis, const std::string& name) {
   Shape out = shape(xs[0]);
   int ax = axis < 0 ? static_cast<int>(out.size()) + axis : axis;

@@ -44,6 +44,16 @@ class ModelBuilder {
   int dropout(int x, double rate, const std::string& name);
   int add(const std::vector<int>& xs, const std::string& name);
   int mul(int a, int b, const std::string& name);
+  // Elementwise product where b broadcasts to a's shape (same rank, each dim equal or 1): a
+  // squeeze-excitation gate [N,C,1,1] x [N,C,H,W], a layer scale. A Mul op: priced over the
+  // larger operand, its gradient for b a reduction of the same size.
+  int broadcast_mul(int a, int b, const std::string& name);
+  // Pooling with per-axis windows and an output size the caller computed (ceil mode).
+  int pool(int x, PoolFn f, const ConvArgs& window, int64_t out_h, int64_t out_w, const std::string& name);
+  // A data-movement op that reads x and writes a tensor of `shape` (a slice, a pad, a resize,
+  // a broadcast copy), priced as the traffic of both. It is a Concat of one input: its
+  // gradient is the Split that moves the same bytes back.
+  int copy_to(int x, const Shape& shape, int axis, const std::string& name);
   int concat(const std::vector<int>& xs, int axis, const std::string& name);
   int flatten(int x, const std::string& name);  // [N, ...] -> [N, prod(...)]
   int reshape(int x, const Shape& shape, const std::string& name);

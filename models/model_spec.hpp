@@ -40,6 +40,9 @@ struct ModelSpec {
   std::string reference_source;
   std::string optimizer;          // the reference training recipe's optimizer
   std::string file;               // where it was loaded from
+  // What an importer noticed that explains the counts (an ONNX export in eval mode, whose
+  // BatchNorms torch folded into the convolutions); shown by `graph`. Empty for zoo models.
+  std::vector<std::string> notes;
   ModelBuildFn build;
 };
 

@@ -91,7 +91,8 @@ Work count_work(const OpGraph& g, const OpNode& op) {
       w.flops = static_cast<double>(op.inputs.size() - 1) * numel(g, op.outputs[0]);
       break;
     case OpKind::Mul:
-      w.flops = static_cast<double>(numel(g, op.outputs[0]));
+      // Over the larger operand: a broadcast gate's product, or its gradient's reduction.
+      w.flops = static_cast<double>(std::max({numel(g, op.inputs[0]), numel(g, op.inputs[1]), numel(g, op.outputs[0])}));
       break;
     case OpKind::Pool:
       // One compare or add per window element per output (global: per input element).

@@ -101,6 +101,9 @@ void Runner::on_Mul(const OpGraph& g, int i) {
   const float* b = ptr(op.inputs[1]);
   float* y = ptr(op.outputs[0]);
   const int64_t n = numel(op.outputs[0]);
+  if (numel(op.inputs[0]) != n || numel(op.inputs[1]) != n)
+    throw UserError("the cpu backend does not execute the broadcasting product '" + op.name +
+                    "' (an imported model's gate or layer scale); predict prices it");
 #pragma omp parallel for schedule(static) if (n > kParallelMin)
   for (int64_t k = 0; k < n; ++k) y[k] = a[k] * b[k];
 }
@@ -113,6 +116,20 @@ void concat_split(Runner& r, const OpGraph& g, const std::vector<int>& parts, in
   for (int d = 0; d < axis; ++d) outer *= s[static_cast<size_t>(d)];
   for (size_t d = static_cast<size_t>(axis) + 1; d < s.size(); ++d) inner *= s[d];
   const int64_t whole_run = s[static_cast<size_t>(axis)] * inner;
+  // An imported model's slices, pads and resizes are one-input Concats priced as traffic
+  // (ModelBuilder::copy_to); this backend executes only true concatenations.
+  int64_t extent = 0;
+  for (int t : parts) {
+    const Shape& ps = g.tensor(t).desc.shape;
+    for (size_t d = 0; d < s.size(); ++d)
+      if (ps.size() != s.size() || (static_cast<int>(d) != axis && ps[d] != s[d]))
+        throw UserError("the cpu backend does not execute the data-movement op '" + g.tensor(whole).name +
+                        "' (a slice, pad or resize of an imported model); predict prices it");
+    extent += ps[static_cast<size_t>(axis)];
+  }
+  if (extent != s[static_cast<size_t>(axis)])
+    throw UserError("the cpu backend does not execute the data-movement op '" + g.tensor(whole).name +
+                    "' (a slice, pad or resize of an imported model); predict prices it");
   float* w = r.ptr(whole);
   int64_t offset = 0;
   for (int t : parts) {

@@ -250,6 +250,9 @@ void Replica::on_Add(const OpGraph& g, int op) {
 
 void Replica::on_Mul(const OpGraph& g, int op) {
   const OpNode& n = g.op(op);
+  if (numel(n.inputs[0]) != numel(n.outputs[0]) || numel(n.inputs[1]) != numel(n.outputs[0]))
+    throw UserError("the cuda backend does not execute the broadcasting product '" + n.name +
+                    "' (an imported model's gate or layer scale); predict prices it");
   k_mul(P(n.outputs[0]), P(n.inputs[0]), P(n.inputs[1]), numel(n.outputs[0]), dtype(n.outputs[0]), stream_);
 }
 
@@ -317,6 +320,13 @@ int64_t outer_of(const Shape& s, int axis) {
 
 void Replica::on_Concat(const OpGraph& g, int op) {
   const OpNode& n = g.op(op);
+  // A one-input Concat is an imported model's slice, pad or resize (ModelBuilder::copy_to),
+  // priced as traffic; only true concatenations run here.
+  int64_t parts = 0;
+  for (int x : n.inputs) parts += numel(x);
+  if (parts != numel(n.outputs[0]))
+    throw UserError("the cuda backend does not execute the data-movement op '" + n.name +
+                    "' (a slice, pad or resize of an imported model); predict prices it");
   const Shape& ys = shape(n.outputs[0]);
   int64_t outer = outer_of(ys, n.attrs.axis);
   size_t eb = static_cast<size_t>(dtype_bytes(dtype(n.outputs[0])));
@@ -333,6 +343,11 @@ void Replica::on_Concat(const OpGraph& g, int op) {
 
 void Replica::on_Split(const OpGraph& g, int op) {
   const OpNode& n = g.op(op);
+  int64_t parts = 0;
+  for (int y : n.outputs) parts += numel(y);
+  if (parts != numel(n.inputs[0]))
+    throw UserError("the cuda backend does not execute the data-movement op '" + n.name +
+                    "' (the gradient of a slice, pad or resize of an imported model); predict prices it");
   const Shape& xs = shape(n.inputs[0]);
   int64_t outer = outer_of(xs, n.attrs.axis);
   size_t eb = static_cast<size_t>(dtype_bytes(dtype(n.inputs[0])));

@@ -36,8 +36,8 @@ int64_t norm_axis(int64_t axis, size_t rank, const char* what) {
 std::vector<int64_t> ints_of(const Const& c) {
   std::vector<int64_t> out;
   for (double d : c.v) {
-    if (d != std::floor(d) || std::fabs(d) > 9.0e15) throw Bad("expected integers");
-    out.push_back(static_cast<int64_t>(d));
+    if (d != std::floor(d)) throw Bad("expected integers");
+    out.push_back(saturated_int(d));
   }
   return out;
 }
@@ -113,7 +113,7 @@ Shape broadcast_shape(const Shape& a, const Shape& b) {
 bool foldable_op(const std::string& t) {
   static const char* ops[] = {"Identity", "Cast", "Unsqueeze", "Squeeze", "Concat", "Gather", "Slice", "Reshape",
                               "Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Neg", "Equal", "Less", "Greater", "Not",
-                              "And", "Or", "Where", "ConstantOfShape", "Range", "Expand", "Floor", "Ceil", "Abs"};
+                              "And", "Or", "Where", "ConstantOfShape", "Range", "Expand", "Floor", "Ceil", "Abs", "Transpose", "Flatten", "Mod"};
   return std::find(std::begin(ops), std::end(ops), t) != std::end(ops);
 }
 
@@ -164,6 +164,53 @@ Const fold_node(const Node& node, const std::vector<Const>& in, int64_t /*opset*
     }
     r.shape = s;
     return r;
+  }
+  if (op == "Flatten") {
+    need(1);
+    int64_t r = static_cast<int64_t>(in[0].shape.size());
+    int64_t axis = attr_i(node, "axis", 1);
+    if (axis < -r || axis > r) throw Bad("axis out of range");
+    if (axis < 0) axis += r;
+    Const c = in[0];
+    int64_t outer = 1, inner = 1;
+    for (int64_t k = 0; k < r; ++k) (k < axis ? outer : inner) *= c.shape[static_cast<size_t>(k)];
+    c.shape = {outer, inner};
+    return c;
+  }
+  if (op == "Transpose") {
+    need(1);
+    const Const& x = in[0];
+    const size_t r = x.shape.size();
+    std::vector<int64_t> perm;
+    if (const Attribute* a = node.attr("perm")) perm = a->ints;
+    if (perm.empty())
+      for (size_t k = r; k-- > 0;) perm.push_back(static_cast<int64_t>(k));
+    if (perm.size() != r) throw Bad("perm has " + std::to_string(perm.size()) + " axes for rank " + std::to_string(r));
+    std::vector<bool> seen(r, false);
+    Shape s;
+    for (auto p : perm) {
+      if (p < 0 || p >= static_cast<int64_t>(r) || seen[static_cast<size_t>(p)]) throw Bad("perm is not a permutation");
+      seen[static_cast<size_t>(p)] = true;
+      s.push_back(x.shape[static_cast<size_t>(p)]);
+    }
+    // Strides of the input; walk the output in order and read the permuted index.
+    std::vector<int64_t> stride(r, 1);
+    for (size_t k = r; k-- > 1;) stride[k - 1] = stride[k] * x.shape[k];
+    Const c;
+    c.shape = s;
+    c.type = x.type;
+    c.v.resize(x.v.size());
+    std::vector<int64_t> idx(r, 0);
+    for (size_t o = 0; o < c.v.size(); ++o) {
+      int64_t src = 0;
+      for (size_t k = 0; k < r; ++k) src += idx[k] * stride[static_cast<size_t>(perm[k])];
+      c.v[o] = x.v[static_cast<size_t>(src)];
+      for (size_t k = r; k-- > 0;) {
+        if (++idx[k] < s[k]) break;
+        idx[k] = 0;
+      }
+    }
+    return c;
   }
   if (op == "Concat") {
     if (in.empty()) throw Bad("Concat without inputs");
@@ -345,6 +392,16 @@ Const fold_node(const Node& node, const std::vector<Const>& in, int64_t /*opset*
   if (op == "Add") return elementwise({in[0], in[1]}, t, [](const double* a) { return a[0] + a[1]; });
   if (op == "Sub") return elementwise({in[0], in[1]}, t, [](const double* a) { return a[0] - a[1]; });
   if (op == "Mul") return elementwise({in[0], in[1]}, t, [](const double* a) { return a[0] * a[1]; });
+  if (op == "Mod") {  // fmod 1: C's fmod (sign of the dividend); fmod 0: Python's (sign of the divisor)
+    for (double d : in[1].v)
+      if (d == 0) throw Bad("Mod by zero");
+    if (attr_i(node, "fmod", 0) != 0)
+      return elementwise({in[0], in[1]}, t, [](const double* a) { return std::fmod(a[0], a[1]); });
+    return elementwise({in[0], in[1]}, t, [](const double* a) {
+      double r = std::fmod(a[0], a[1]);
+      return r != 0 && ((r < 0) != (a[1] < 0)) ? r + a[1] : r;
+    });
+  }
   if (op == "Pow") return elementwise({in[0], in[1]}, t, [](const double* a) { return std::pow(a[0], a[1]); });
   if (op == "Div") {
     if (integer)

@@ -12,7 +12,7 @@
 
 namespace xpusim::onnx {
 
-constexpr int64_t kMaxFoldElements = int64_t{1} << 22;
+constexpr int64_t kMaxFoldElements = int64_t{1} << 23;  // 8M: the largest weight an export transposes (ViT-H in_proj, 4.9M)
 
 struct Const {
   Shape shape;
@@ -29,6 +29,16 @@ bool foldable_op(const std::string& op_type);
 // omitted optional input). Throws std::invalid_argument with the reason when the node's
 // attributes or shapes are not what the op allows; the importer names file and node.
 Const fold_node(const Node& node, const std::vector<Const>& in, int64_t opset);
+
+// An integer held as a double. Beyond 2^53 a double is no longer exact: those values are the
+// "to the end" sentinels torch writes for open slices (INT64_MAX, INT64_MIN), held as +-2^62
+// so arithmetic on them cannot overflow.
+inline int64_t saturated_int(double d) {
+  constexpr double kExact = 9007199254740992.0;  // 2^53
+  if (d >= kExact) return int64_t{1} << 62;
+  if (d <= -kExact) return -(int64_t{1} << 62);
+  return static_cast<int64_t>(d);
+}
 
 // Broadcast shape of two shapes (numpy rules); throws std::invalid_argument when they do not
 // broadcast.

@@ -21,19 +21,6 @@ using namespace onnx;
 constexpr int64_t kMinOpset = 13;
 constexpr int64_t kMaxOpset = 18;
 
-// Operators the importer takes (lowered, folded when constant, or part of a pattern).
-const std::set<std::string>& supported_ops() {
-  static const std::set<std::string> ops = {
-      "Conv", "BatchNormalization", "Relu", "Sigmoid", "Tanh", "MaxPool", "AveragePool", "GlobalAveragePool",
-      "Gemm", "MatMul", "Add", "Mul", "Concat", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Gather",
-      "Dropout", "Identity", "Constant", "Shape", "Pad", "Transpose",
-      "LayerNormalization", "Softmax", "Div", "Erf", "ReduceMean", "Where", "Sub", "Pow", "Sqrt",
-      // folded when every input is constant
-      "Cast", "Slice", "Sub", "Div", "Pow", "Sqrt", "Neg", "Equal", "Less", "Greater", "Not", "And", "Or", "Where",
-      "ConstantOfShape", "Range", "Expand", "Floor", "Ceil", "Abs"};
-  return ops;
-}
-
 std::string node_display_name(const Node& n, size_t index) {
   return n.name.empty() ? n.op_type + "_" + std::to_string(index) : n.name;
 }
@@ -61,7 +48,7 @@ std::shared_ptr<CheckedGraph> check_graph(const std::string& path, const OnnxImp
     if (!n.domain.empty() && n.domain != "ai.onnx")
       throw UserError(file + ": node '" + g->node_names[i] + "' (" + n.op_type + "): operator of domain '" + n.domain +
                       "' is not supported (docs/onnx.md lists the supported operators)");
-    if (!supported_ops().count(n.op_type))
+    if (!is_supported_op(n.op_type))
       throw UserError(file + ": node '" + g->node_names[i] + "' (" + n.op_type +
                       "): operator not supported (docs/onnx.md lists the supported operators)");
   }
@@ -196,6 +183,33 @@ std::shared_ptr<CheckedGraph> check_graph(const std::string& path, const OnnxImp
   return g;
 }
 
+// torch's eval-mode export folds each BatchNormalization that follows a convolution into that
+// convolution: the folded bias is an initializer the exporter computed, named "onnx::Conv_N"
+// (a module's own bias keeps its parameter name), and a BatchNormalization left elsewhere
+// runs in inference mode (no training_mode, one output). Either means the parameter count
+// is the folded model's, not the module's.
+std::string eval_mode_note(const CheckedGraph& g) {
+  int folded = 0, inference_bn = 0;
+  for (size_t i : g.order) {
+    const Node& n = g.model->graph.nodes[i];
+    if (n.op_type == "Conv" && n.inputs.size() > 2 && n.inputs[2].rfind("onnx::Conv_", 0) == 0) ++folded;
+    if (n.op_type == "BatchNormalization") {
+      const Attribute* tm = n.attr("training_mode");
+      if (!tm || tm->i == 0) ++inference_bn;
+    }
+  }
+  if (folded == 0 && inference_bn == 0) return "";
+  std::string note = "this looks like an eval-mode export: ";
+  if (folded > 0)
+    note += std::to_string(folded) + " convolutions have a bias the exporter computed (a BatchNormalization folded "
+            "into the convolution: C fewer parameters per folded BatchNorm of C channels than the module, and no "
+            "BatchNorm in the training step)";
+  if (inference_bn > 0)
+    note += std::string(folded > 0 ? "; " : "") + std::to_string(inference_bn) +
+            " BatchNormalization nodes are in inference mode";
+  return note + "; export with training=torch.onnx.TrainingMode.TRAINING to model the training step's BatchNorm";
+}
+
 }  // namespace
 
 bool is_onnx_path(const std::string& p) {
@@ -246,6 +260,7 @@ ModelSpec load_onnx_model(const std::string& path, const OnnxImportOptions& opts
   if (first.kind == InputPlan::Kind::features) s.features = first.shape[2];
   s.classes = plan.output_shape.empty() ? 0 : plan.output_shape.back();
   s.optimizer = "sgd_momentum";
+  if (std::string note = eval_mode_note(*g); !note.empty()) s.notes.push_back(note);
   s.build = [g](ModelBuilder& b, const ModelSpec&) {
     const int64_t batch = b.graph().batch;
     LoweringResult p = lower_graph(*g, batch, nullptr, nullptr, true);

@@ -45,6 +45,10 @@ struct LoweringResult {
 LoweringResult lower_graph(const CheckedGraph& g, int64_t batch, ModelBuilder* b, const LoweringResult* plan,
                            bool declare_labels_for_training);
 
+// The supported operator set: the keys of the operator table (onnx_ops.cpp), sorted.
+bool is_supported_op(const std::string& op_type);
+std::vector<std::string> supported_op_types();
+
 // The one place that turns an imported graph's output into a training objective: labels fed
 // per sample (logits [N, C]) or per position (logits [N, T, V]), and softmax cross-entropy.
 // `declare_training_labels` runs before the first layer (inputs are sealed then),

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Issue 35's corpus: every torchvision 0.14 classification and segmentation model, nn.Transformer
+# (Encoder) and BERT/GPT-style modules, exported by scripts/onnx_corpus.py into OUT_DIR (cached
+# there; re-exported when the script changes) and checked: import, parameters = torch's,
+# product FLOPs within 1%, predict on an analytical GPU and the TPU engine.
+# Usage: corpus.sh XPUSIM_BIN SOURCE_DIR OUT_DIR SET [MIN_PASS]   (SET: small | large | all; MIN_PASS
+# percent of the torchvision models that must pass, default 95)
+# Exit 77 (ctest: SKIPPED) when no python3 here can import torch and torchvision.
+set -euo pipefail
+bin="$1"; src="$2"; out="$3"; set="$4"; min_pass="${5:-95}"
+py=""
+cands=(/usr/bin/python3 python3)
+[[ -n "${XPUSIM_TORCH_PYTHON:-}" ]] && cands=("$XPUSIM_TORCH_PYTHON")
+for cand in "${cands[@]}"; do
+  if "$cand" -c 'import torch, torchvision' 2>/dev/null; then py="$cand"; break; fi
+done
+if [[ -z "$py" ]]; then echo "SKIPPED: no python3 with torch and torchvision (apt-get install python3-torch python3-torchvision)"; exit 77; fi
+exec "$py" "$src/scripts/onnx_corpus.py" check "$bin" "$out" --set "$set" --min-pass "$min_pass"
