@@ -11,6 +11,7 @@
 
 #include "common/spec_reader.hpp"
 #include "models/builder.hpp"
+#include "models/llm_shape.hpp"
 
 namespace xpusim {
 
@@ -43,6 +44,9 @@ struct ModelSpec {
   // What an importer noticed that explains the counts (an ONNX export in eval mode, whose
   // BatchNorms torch folded into the convolutions); shown by `graph`. Empty for zoo models.
   std::vector<std::string> notes;
+  // Decoder-only language models (the transformer family with a causal LM head): the closed-form
+  // shape the large-model layer plans with (models/llm_shape.hpp); empty for every other model.
+  std::optional<LlmShape> llm;
   ModelBuildFn build;
 };
 
