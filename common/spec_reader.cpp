@@ -266,23 +266,27 @@ static std::string fmt_num(double v) {
   return os.str();
 }
 
+template <class T>
+T SpecReader::read_scalar(const std::string& key, const std::optional<T>& def, const std::string& desc,
+                         const char* expected) {
+  if (!has(key)) {
+    if (!def) fail(key, "required field is missing (" + desc + ")");
+    return *def;
+  }
+  YAML::Node n = get(key);
+  if (!n.IsScalar()) fail(key, std::string("expected ") + expected);
+  try {
+    return n.as<T>();
+  } catch (const YAML::Exception&) {
+    fail(key, std::string("expected ") + expected + ", got '" + n.Scalar() + "'");
+  }
+}
+
 double SpecReader::number(const std::string& key, std::optional<double> def, const std::string& unit,
                           const std::string& desc, const std::function<std::string(double)>& check) {
   declare(key, unit, def ? fmt_num(*def) : "required", desc);
-  double v;
-  if (!has(key)) {
-    if (!def) fail(key, "required field is missing (" + desc + ")");
-    v = *def;
-  } else {
-    YAML::Node n = get(key);
-    if (!n.IsScalar()) fail(key, "expected a number");
-    try {
-      v = n.as<double>();
-    } catch (const YAML::Exception&) {
-      fail(key, "expected a number, got '" + n.Scalar() + "'");
-    }
-    if (!std::isfinite(v)) fail(key, "must be a finite number, got '" + n.Scalar() + "'");
-  }
+  const double v = read_scalar<double>(key, def, desc, "a number");
+  if (has(key) && !std::isfinite(v)) fail(key, "must be a finite number, got '" + get(key).Scalar() + "'");
   if (check) {
     std::string err = check(v);
     if (!err.empty()) fail(key, err);
@@ -293,19 +297,7 @@ double SpecReader::number(const std::string& key, std::optional<double> def, con
 long long SpecReader::integer(const std::string& key, std::optional<long long> def, const std::string& unit,
                               const std::string& desc, const std::function<std::string(long long)>& check) {
   declare(key, unit, def ? std::to_string(*def) : "required", desc);
-  long long v;
-  if (!has(key)) {
-    if (!def) fail(key, "required field is missing (" + desc + ")");
-    v = *def;
-  } else {
-    YAML::Node n = get(key);
-    if (!n.IsScalar()) fail(key, "expected an integer");
-    try {
-      v = n.as<long long>();
-    } catch (const YAML::Exception&) {
-      fail(key, "expected an integer, got '" + n.Scalar() + "'");
-    }
-  }
+  const long long v = read_scalar<long long>(key, def, desc, "an integer");
   if (check) {
     std::string err = check(v);
     if (!err.empty()) fail(key, err);

@@ -32,6 +32,14 @@ YAML::Node load_yaml_file(const std::string& path);
 YAML::Node parse_yaml_text(const std::string& text, const std::string& path);
 std::string read_text_file(const std::string& path);  // UserError "PATH: cannot open file"
 
+// The range checks most fields share (the `check` argument of SpecReader's scalars), one
+// definition for every loader; a check particular to one field stays next to it.
+namespace checks {
+inline constexpr auto positive = [](auto v) { return v > 0 ? "" : "must be > 0"; };
+inline constexpr auto non_negative = [](auto v) { return v >= 0 ? "" : "must be >= 0"; };
+inline constexpr auto fraction = [](double v) { return v > 0 && v <= 1 ? "" : "must be in (0, 1]"; };
+}  // namespace checks
+
 class SpecReader {
  public:
   SpecReader(YAML::Node node, std::string file, std::string context = "");
@@ -64,6 +72,9 @@ class SpecReader {
 
  private:
   YAML::Node get(const std::string& key) const;
+  // number() and integer() alike: the default when the key is absent, else the scalar as T.
+  template <class T>
+  T read_scalar(const std::string& key, const std::optional<T>& def, const std::string& desc, const char* expected);
   void declare(const std::string& key, const std::string& unit, const std::string& def,
                const std::string& desc);
   YAML::Node node_;

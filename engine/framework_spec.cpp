@@ -14,8 +14,8 @@ namespace xpusim {
 namespace fs = std::filesystem;
 
 namespace {
-auto non_negative = [](double v) { return v >= 0 ? "" : "must be >= 0"; };
-auto positive = [](double v) { return v > 0 ? "" : "must be > 0"; };
+using checks::non_negative;
+using checks::positive;
 
 std::vector<std::string> strings(SpecReader& r, const std::string& key, const std::string& desc) {
   std::vector<std::string> out;
@@ -149,11 +149,12 @@ std::vector<std::string> profile_files() {
   return files;
 }
 
-// What a name lookup needs of each profile: its file, name, the names it answers to and its
-// engines.
+// What a name lookup needs of each profile: its file, name, the names it answers to, its
+// engines, and the parsed profile itself.
 struct ProfileEntry {
   std::string file, name;
   std::vector<std::string> names, engines;
+  std::shared_ptr<const FrameworkSpec> spec;  // the parsed profile, reused by find_framework_profile
   bool answers_to(const std::string& n) const {
     return name == n || std::find(names.begin(), names.end(), n) != names.end();
   }
@@ -181,8 +182,8 @@ std::shared_ptr<const std::vector<ProfileEntry>> profile_index() {
   }
   auto built = std::make_shared<std::vector<ProfileEntry>>();
   for (const auto& f : files) {
-    FrameworkSpec s = load_framework_spec(f);
-    built->push_back({f, s.name, s.names, s.engines});
+    auto spec = std::make_shared<const FrameworkSpec>(load_framework_spec(f));
+    built->push_back({f, spec->name, spec->names, spec->engines, spec});
   }
   std::lock_guard<std::mutex> lock(mu);
   signature = sig;
@@ -205,6 +206,14 @@ std::string find_framework_file(const std::string& name, const std::string& engi
   }
   throw FieldError("framework", "no profile for '" + name + "' on the " + engine + " engine (profiles for it: " +
                                     (known.empty() ? "none" : known) + "; configs/frameworks/)");
+}
+
+std::shared_ptr<const FrameworkSpec> find_framework_profile(const std::string& name, const std::string& engine) {
+  const std::string file = find_framework_file(name, engine);
+  if (file.empty()) return nullptr;
+  for (const auto& p : *profile_index())
+    if (p.file == file) return p.spec;
+  return std::make_shared<const FrameworkSpec>(load_framework_spec(file));  // a path outside the index
 }
 
 void check_framework_name(const std::string& name) {

@@ -7,6 +7,7 @@
 // (every default) is the calibration stack itself: tf_cnn_benchmarks on GPUs and CPUs,
 // TPUEstimator on TPUs.
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -93,6 +94,11 @@ std::vector<FieldDoc> framework_spec_fields(const std::string& path);
 // The profile for a framework name (a profile's file stem or one of its `names`) on `engine`.
 // Empty = the neutral default. FieldError("framework") when no profile matches, listing them.
 std::string find_framework_file(const std::string& name, const std::string& engine);
+
+// The same profile, parsed: the one the name index parsed already (each profile file is
+// parsed once per change of the config directory), or the file a path names. nullptr for the
+// empty name (the neutral default).
+std::shared_ptr<const FrameworkSpec> find_framework_profile(const std::string& name, const std::string& engine);
 
 // FieldError("framework") unless `name` is an existing profile file or names a profile for
 // some engine: for options applied to many rows, where a typo would otherwise only show as

@@ -10,7 +10,7 @@ namespace xpusim {
 namespace fs = std::filesystem;
 
 namespace {
-auto non_negative = [](auto v) { return v >= 0 ? "" : "must be >= 0"; };  // numbers and integers
+using checks::non_negative;
 
 constexpr Topology kTopologies[] = {Topology::none,      Topology::ring,     Topology::pcie_tree,
                                     Topology::nvlink_bridge_pairs, Topology::nvlink_hybrid_cube_mesh,

@@ -87,12 +87,15 @@ std::shared_ptr<const FrameworkSpec> cached_framework(const std::string& name, c
     auto it = c.frameworks.find(key);
     if (it != c.frameworks.end()) return it->second;
   }
-  const std::string file = find_framework_file(name, engine);
+  // Without overrides the name index's parse is the profile; with them the file is parsed
+  // again with the overrides applied (they are validated like the file's own fields).
   std::shared_ptr<const FrameworkSpec> f;
-  if (file.empty()) {
-    if (!overrides.empty()) throw FieldError("set", "framework.* overrides need a framework profile");
-    f = std::make_shared<const FrameworkSpec>();
+  if (overrides.empty()) {
+    f = find_framework_profile(name, engine);
+    if (!f) f = std::make_shared<const FrameworkSpec>();
   } else {
+    const std::string file = find_framework_file(name, engine);
+    if (file.empty()) throw FieldError("set", "framework.* overrides need a framework profile");
     f = std::make_shared<const FrameworkSpec>(load_framework_spec(file, overrides));
   }
   std::lock_guard<std::mutex> lock(c.mu);

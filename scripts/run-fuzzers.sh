@@ -23,12 +23,16 @@ targets=("$@")
   framework_yaml sweep_yaml pricing_yaml convergence_yaml calibration_yaml train_log_tsv datasets_yaml checkpoint
   sweep_rows)
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang \
-  -DXPUSIM_BUILD_FUZZERS=ON -DXPUSIM_BUILD_TESTS=OFF -DXPUSIM_WITH_CUDA=OFF -DXPUSIM_BUILD_BENCH=OFF >/dev/null
+  -DXPUSIM_BUILD_FUZZERS=ON -DXPUSIM_BUILD_TESTS=OFF -DXPUSIM_WITH_CUDA=OFF -DXPUSIM_BUILD_BENCH=OFF \
+  -DXPUSIM_WITH_PYTHON=OFF -DXPUSIM_WITH_MPI=OFF -DXPUSIM_UNITY_BUILD="${XPUSIM_UNITY_BUILD:-ON}" >/dev/null
 cmake --build build-fuzz -j "${XPUSIM_JOBS:-$(nproc)}" --target "${targets[@]/#/xpusim_fuzz_}"
 export XPUSIM_CONFIG_DIR="$PWD/configs"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
-status=0
-for t in "${targets[@]}"; do
+# One target: its verdict goes to build-fuzz/result-<target>.txt, its exit status says whether
+# it found something. Targets run XPUSIM_FUZZ_PARALLEL at a time (default: cores / workers):
+# each libFuzzer process is single-threaded, so two cores fuzz two loaders at once.
+fuzz_one() {
+  local t="$1" work findings log max_len start flags rc logs l execs rate jdir root
   work="build-fuzz/corpus/$t"; findings="build-fuzz/findings/$t"
   mkdir -p "$work" "$findings"
   cp -n tests/fuzz/corpus/"$t"/* "$work"/ 2>/dev/null || true
@@ -63,7 +67,22 @@ for t in "${targets[@]}"; do
     rate=$(cat "${logs[@]}" | awk '/stat::average_exec_per_sec/ {s += $2} END {print s}')
     echo "fuzz $t: ok, ${execs:-?} executions in $((SECONDS - start)) s (${rate:-?} exec/s, $jobs worker(s))"
   else
-    echo "fuzz $t: FINDING (see ${logs[*]} and $findings/)"; tail -n 40 "${logs[@]}"; status=1
+    echo "fuzz $t: FINDING (see ${logs[*]} and $findings/)"; tail -n 40 "${logs[@]}"; return 1
   fi
+}
+parallel="${XPUSIM_FUZZ_PARALLEL:-$(( $(nproc) / jobs ))}"
+(( parallel >= 1 )) || parallel=1
+running=0
+for t in "${targets[@]}"; do
+  if (( running >= parallel )); then wait -n || true; running=$((running - 1)); fi
+  rm -f "build-fuzz/rc-$t"
+  { if fuzz_one "$t" >"build-fuzz/result-$t.txt" 2>&1; then echo 0; else echo 1; fi >"build-fuzz/rc-$t"; } &
+  running=$((running + 1))
+done
+wait
+status=0
+for t in "${targets[@]}"; do
+  cat "build-fuzz/result-$t.txt"
+  [[ "$(cat "build-fuzz/rc-$t" 2>/dev/null)" == 0 ]] || status=1
 done
 exit $status

@@ -18,9 +18,9 @@ namespace xpusim::analytical {
 namespace fs = std::filesystem;
 
 namespace {
-auto positive = [](double v) { return v > 0 ? "" : "must be > 0"; };
-auto non_negative = [](double v) { return v >= 0 ? "" : "must be >= 0"; };
-auto fraction = [](double v) { return v > 0 && v <= 1 ? "" : "must be in (0, 1]"; };
+using checks::fraction;
+using checks::non_negative;
+using checks::positive;
 
 std::vector<std::string> string_list(SpecReader& r, const std::string& key, const std::string& desc) {
   std::vector<std::string> out;

@@ -57,14 +57,7 @@ void forward_impl(const BnShape& sh, float eps, const float* __restrict x, const
       }
     }
     float k[B], b[B];
-    for (int j = 0; j < B; ++j) {
-      const int64_t c = gi * B + j;
-      const float v = static_cast<float>(sq[j] / m);
-      mean[c] = mu[j];
-      var[c] = v;
-      k[j] = gamma[c] / std::sqrt(v + eps);
-      b[j] = beta[c] - mu[j] * k[j];
-    }
+    bn_forward_fold<B>(gi * B, sq, mu, m, gamma, beta, eps, mean, var, k, b);
     for (int64_t n = 0; n < sh.n; ++n) {
       const int64_t base = n * stride_n + gi * slab;
       const float* __restrict p = x + base;

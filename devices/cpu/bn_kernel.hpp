@@ -37,6 +37,22 @@ void bn_backward(const BnShape& sh, float eps, const float* dy, const float* rel
 // The per-channel backward terms shared by the fp32 and bf16 kernels, from sg = sum(g) and
 // sgx = sum(g (x - mean)) over the channel's m elements: dx = k1 g + k2 (x - mean) + k3
 // (dx = gamma istd (g - sum(g)/m - xhat sum(g xhat)/m), xhat = (x - mean) istd).
+// The forward pass's per-channel statistics of one group of B channels starting at channel
+// c0 (sq: the sums of squared deviations over m values), stored as the batch mean and
+// variance, and folded with gamma and beta into y = k x + b.
+template <int B>
+void bn_forward_fold(int64_t c0, const double (&sq)[B], const float (&mu)[B], double m, const float* gamma,
+                     const float* beta, float eps, float* mean, float* var, float (&k)[B], float (&b)[B]) {
+  for (int j = 0; j < B; ++j) {
+    const int64_t c = c0 + j;
+    const float v = static_cast<float>(sq[j] / m);
+    mean[c] = mu[j];
+    var[c] = v;
+    k[j] = gamma[c] / std::sqrt(v + eps);
+    b[j] = beta[c] - mu[j] * k[j];
+  }
+}
+
 struct BnBackwardTerms {
   float k1, k2, k3;
   float dgamma, dbeta;

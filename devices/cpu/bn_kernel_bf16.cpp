@@ -87,14 +87,7 @@ XPUSIM_BF16_TARGET void forward_group(const BnShape& sh, float eps, int64_t gi, 
   const __m512 vmu = _mm512_loadu_ps(mu);
   for (int64_t n = 0; n < sh.n; ++n) add_to(sq, slab_sq(x + n * stride_n + gi * slab, sh.s, vmu));  // no cancellation
   float k[B], b[B];
-  for (int j = 0; j < B; ++j) {
-    const int64_t c = gi * B + j;
-    const float v = static_cast<float>(sq[j] / m);
-    mean[c] = mu[j];
-    var[c] = v;
-    k[j] = gamma[c] / std::sqrt(v + eps);
-    b[j] = beta[c] - mu[j] * k[j];
-  }
+  bn_forward_fold<B>(gi * B, sq, mu, m, gamma, beta, eps, mean, var, k, b);
   const __m512 vk = _mm512_loadu_ps(k), vb = _mm512_loadu_ps(b), zero = _mm512_setzero_ps();
   for (int64_t n = 0; n < sh.n; ++n) {
     const int64_t base = n * stride_n + gi * slab;

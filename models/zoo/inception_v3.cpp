@@ -1,25 +1,18 @@
 // Inception v3 as in torchvision (Szegedy et al. 2016): BasicConv2d = bias-free conv +
 // batch-norm + relu, 299 px input, auxiliary classifier on Mixed_6e (trained with its own
 // loss, as tf_cnn_benchmarks and torchvision do).
+#include "models/zoo/conv_bn_relu.hpp"
 #include "models/zoo/families.hpp"
 
 namespace xpusim::zoo {
 
 namespace {
 
-struct Net {
+struct InceptionV3 {
   ModelBuilder& b;
 
   int conv(int x, int filters, int kh, int kw, int s, int ph, int pw, const std::string& name) {
-    ConvArgs a;
-    a.filters = filters;
-    a.kernel_h = kh;
-    a.kernel_w = kw;
-    a.stride_h = a.stride_w = s;
-    a.pad_h = ph;
-    a.pad_w = pw;
-    int y = b.conv(x, a, name + ".conv");
-    return b.relu(b.batch_norm(y, name + ".bn"), name + ".relu");
+    return conv_bn_relu(b, x, filters, kh, kw, s, ph, pw, name);
   }
   int conv(int x, int filters, int k, int s, int p, const std::string& name) {
     return conv(x, filters, k, k, s, p, p, name);
@@ -85,7 +78,7 @@ ModelBuildFn parse_inception_v3(SpecReader& r) {
   double dropout = r.number("dropout", 0.5, "fraction", "dropout before the final classifier");
   return [aux, dropout](ModelBuilder& b, const ModelSpec& s) {
     Inputs in = image_inputs(b, s);
-    Net n{b};
+    InceptionV3 n{b};
     int x = n.conv(in.x, 32, 3, 2, 0, "Conv2d_1a_3x3");
     x = n.conv(x, 32, 3, 1, 0, "Conv2d_2a_3x3");
     x = n.conv(x, 64, 3, 1, 1, "Conv2d_2b_3x3");

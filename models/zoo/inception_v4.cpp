@@ -3,25 +3,18 @@
 // inception_v4 and tf_cnn_benchmarks build it: conv = bias-free conv + batch-norm + relu,
 // 299 px input, stem, 4x Inception-A, Reduction-A, 7x Inception-B, Reduction-B,
 // 3x Inception-C, global average pool, dropout, classifier (no auxiliary head).
+#include "models/zoo/conv_bn_relu.hpp"
 #include "models/zoo/families.hpp"
 
 namespace xpusim::zoo {
 
 namespace {
 
-struct Net {
+struct InceptionV4 {
   ModelBuilder& b;
 
   int conv(int x, int filters, int kh, int kw, int s, int ph, int pw, const std::string& name) {
-    ConvArgs a;
-    a.filters = filters;
-    a.kernel_h = kh;
-    a.kernel_w = kw;
-    a.stride_h = a.stride_w = s;
-    a.pad_h = ph;
-    a.pad_w = pw;
-    int y = b.conv(x, a, name + ".conv");
-    return b.relu(b.batch_norm(y, name + ".bn"), name + ".relu");
+    return conv_bn_relu(b, x, filters, kh, kw, s, ph, pw, name);
   }
   // Square kernel; `same` pads to keep the size at stride 1, else no padding ("VALID").
   int conv(int x, int filters, int k, int s, bool same, const std::string& name) {
@@ -106,7 +99,7 @@ ModelBuildFn parse_inception_v4(SpecReader& r) {
   double dropout = r.number("dropout", 0.2, "fraction", "dropout before the classifier (Slim: keep 0.8)");
   return [dropout](ModelBuilder& b, const ModelSpec& s) {
     Inputs in = image_inputs(b, s);
-    Net n{b};
+    InceptionV4 n{b};
     int x = n.stem(in.x);
     for (int i = 0; i < 4; ++i) x = n.block_a(x, "Mixed_5" + std::string(1, static_cast<char>('b' + i)));
     x = n.reduction_a(x, "Mixed_6a");

@@ -5,18 +5,14 @@
 # module's path and the loader's reason while `backends` still lists cuda as unavailable.
 set -u
 bin="$1" plugin="$2"
+source "$(dirname "$0")/../lib/elf_checks.sh"
 cuda_libs='lib(cudart|cublas|cublasLt|cudnn|nccl)\.so'
-needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
-
-direct=$(needed "$bin" | grep -E "$cuda_libs")
-[[ -z "$direct" ]] || { echo "xpusim links CUDA libraries directly: $direct"; exit 1; }
-transitive=$(ldd "$bin" | grep -E "$cuda_libs")
-[[ -z "$transitive" ]] || { echo "xpusim loads CUDA libraries through its dependencies: $transitive"; exit 1; }
+refuse_linked "$bin" "$cuda_libs" "CUDA libraries"
 # The pattern must match what the module needs, or the checks above prove nothing.
 for lib in cudnn cublas nccl; do
   needed "$plugin" | grep -q "^lib$lib\.so" || { echo "module does not need lib$lib: $(needed "$plugin" | tr '\n' ' ')"; exit 1; }
 done
-exported=$(nm -D --defined-only "$plugin" | awk '{print $3}' | grep -c xpusim)
+exported=$(xpusim_exports "$plugin")
 entry=$(nm -D --defined-only "$plugin" | awk '{print $3}' | grep -cx xpusim_cuda_plugin_create)
 [[ $exported -eq 1 && $entry -eq 1 ]] || { echo "module exports $exported xpusim symbols, expected only xpusim_cuda_plugin_create"; exit 1; }
 

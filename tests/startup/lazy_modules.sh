@@ -8,21 +8,17 @@
 # Usage: lazy_modules.sh XPUSIM_BIN PLUGIN_DIR
 set -u
 bin="$1" plugins="$2"
+source "$(dirname "$0")/../lib/elf_checks.sh"
 heavy='lib(systemc[-.0-9]*|mpi|mpi_cxx|open-pal|open-rte)\.so'
-needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
-
-direct=$(needed "$bin" | grep -E "$heavy")
-[[ -z "$direct" ]] || { echo "xpusim links SystemC/MPI directly: $direct"; exit 1; }
-transitive=$(ldd "$bin" | grep -E "$heavy")
-[[ -z "$transitive" ]] || { echo "xpusim loads SystemC/MPI through its dependencies: $transitive"; exit 1; }
+refuse_linked "$bin" "$heavy" "SystemC/MPI"
 # The pattern must match what the modules need, or the checks above prove nothing.
 needed "$plugins/xpusim_tpu_plugin.so" | grep -Eq "^libsystemc" ||
   { echo "the TPU module does not need libsystemc: $(needed "$plugins/xpusim_tpu_plugin.so" | tr '\n' ' ')"; exit 1; }
-exported=$(nm -D --defined-only "$plugins/xpusim_tpu_plugin.so" | awk '{print $3}' | grep -c xpusim)
+exported=$(xpusim_exports "$plugins/xpusim_tpu_plugin.so")
 [[ $exported -eq 1 ]] || { echo "the TPU module exports $exported xpusim symbols, expected only its entry point"; exit 1; }
 if [[ -f "$plugins/xpusim_mpi_transport.so" ]]; then
   needed "$plugins/xpusim_mpi_transport.so" | grep -Eq "^libmpi\.so" || { echo "the MPI module does not need libmpi"; exit 1; }
-  exported=$(nm -D --defined-only "$plugins/xpusim_mpi_transport.so" | awk '{print $3}' | grep -c xpusim)
+  exported=$(xpusim_exports "$plugins/xpusim_mpi_transport.so")
   [[ $exported -eq 1 ]] || { echo "the MPI module exports $exported xpusim symbols, expected only its entry point"; exit 1; }
 fi
 

@@ -13,6 +13,7 @@
 #include "models/builder.hpp"
 #include "models/work.hpp"
 #include "predict/predict.hpp"
+#include "tests/unit/predict_request.hpp"
 #include "validation/reference_csv.hpp"
 #include "validation/validate.hpp"
 
@@ -49,13 +50,8 @@ std::vector<validation::ReferenceRow> analytical_throughput_rows(const std::stri
 StepReport run(const std::string& device, const std::string& model, int64_t batch, int count = 1,
                const std::string& precision = "fp32", std::vector<std::string> overrides = {}, const std::string& build = "",
                DataSource data = DataSource::synthetic) {
-  PredictRequest r;
-  r.model = model;
-  r.batch_per_device = batch;
-  r.precision = precision;
+  PredictRequest r = test::predict_request(device, count, model, batch, precision);
   r.data = data;
-  r.placement.device = device;
-  r.placement.count = count;
   r.placement.overrides = std::move(overrides);
   if (!build.empty()) {
     CpuBuild b;

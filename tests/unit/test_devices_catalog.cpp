@@ -19,6 +19,7 @@
 #include "engine/platform_spec.hpp"
 #include "parallel/topology.hpp"
 #include "predict/predict.hpp"
+#include "tests/unit/predict_request.hpp"
 
 using namespace xpusim;
 using namespace xpusim::analytical;
@@ -42,13 +43,7 @@ const std::vector<std::string> kNewSystems = {"server_pcie", "server_pcie_nvlink
 
 StepReport run(const std::string& device, const std::string& system, int count, const std::string& model, int64_t batch,
                const std::string& precision, std::vector<std::string> overrides = {}) {
-  PredictRequest r;
-  r.model = model;
-  r.batch_per_device = batch;
-  r.precision = precision;
-  r.placement.device = device;
-  r.placement.system = system;
-  r.placement.count = count;
+  PredictRequest r = test::predict_request(device, count, model, batch, precision, system);
   r.placement.overrides = std::move(overrides);
   return predict(r);
 }

@@ -15,6 +15,7 @@
 #include "common/config_paths.hpp"
 #include "engine/framework_spec.hpp"
 #include "predict/predict.hpp"
+#include "tests/unit/predict_request.hpp"
 #include "validation/reference_csv.hpp"
 #include "validation/validate.hpp"
 
@@ -26,14 +27,8 @@ StepReport run(const std::string& device, int count, const std::string& model, i
                const std::string& framework, const std::string& precision = "fp32",
                DataSource data = DataSource::real, const std::string& system = "",
                std::optional<CpuBuild> build = std::nullopt) {
-  PredictRequest r;
-  r.model = model;
-  r.batch_per_device = batch;
-  r.precision = precision;
+  PredictRequest r = test::predict_request(device, count, model, batch, precision, system);
   r.data = data;
-  r.placement.device = device;
-  r.placement.count = count;
-  r.placement.system = system;
   r.placement.framework = framework;
   r.placement.build = build;
   return predict(r);

@@ -15,6 +15,7 @@
 #include "engine/platform_spec.hpp"
 #include "engine/power.hpp"
 #include "predict/predict.hpp"
+#include "tests/unit/predict_request.hpp"
 
 using namespace xpusim;
 
@@ -29,13 +30,7 @@ PowerSpec spec(double idle, double max) {
 
 StepReport run(const std::string& device, int count, const std::string& model, int64_t batch,
                const std::string& system = "") {
-  PredictRequest r;
-  r.model = model;
-  r.batch_per_device = batch;
-  r.placement.device = device;
-  r.placement.count = count;
-  r.placement.system = system;
-  return predict(r);
+  return predict(test::predict_request(device, count, model, batch, "fp32", system));
 }
 
 PowerSpec parse_power(const std::string& yaml) {

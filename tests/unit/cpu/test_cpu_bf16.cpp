@@ -268,18 +268,38 @@ TEST_CASE("fp32 gradients through 16-channel-blocked batch norm", "[cpu][grad]")
 
 // Real Fashion-MNIST training with native bf16 to the 0.90 test accuracy: the
 // `xpusim train` defaults (all 60,000 images, SGD momentum, batch 64) with at most 5 epochs;
-// it reached 0.9003 after 4 epochs of about 9 s each on 2 quiet Zen 5 cores
-// (ctest -L cpu_train, test cpu_train_bf16).
-TEST_CASE("Fashion-MNIST reaches 0.90 test accuracy with native bf16", "[train_bf16]") {
-  XPUSIM_REQUIRE_NATIVE_BF16();
+// it reached 0.9003 after 4 epochs of about 9 s each on 2 quiet Zen 5 cores, but took 436 s
+// on an AVX-512-BF16 Xeon without AMX (2026-11-26, oneDNN 2.6), so it runs on request
+// (ctest -L slow, test cpu_train_bf16_to_target) and CI runs the one-epoch check below.
+// `xpusim train --precision bf16` on the native path, two threads, no progress bar.
+static TrainOptions native_bf16_training(int epochs_max, double target_accuracy) {
   TrainOptions o;
   o.precision = "bf16";
   o.bf16_path = Bf16Path::native;
-  o.epochs_max = 5;
-  o.target_accuracy = 0.90;
+  o.epochs_max = epochs_max;
+  o.target_accuracy = target_accuracy;
   o.threads = 2;
   o.progress = false;
+  return o;
+}
+
+TEST_CASE("Fashion-MNIST: one native bf16 epoch on 6,000 images learns", "[train_bf16_quick]") {
+  XPUSIM_REQUIRE_NATIVE_BF16();
+  TrainOptions o = native_bf16_training(1, 0.99);
+  o.train_limit = 6000;
+  o.test_limit = 1000;
   TrainResult r = train_fashion_mnist(o);
+  REQUIRE(r.epochs.size() == 1);
+  INFO("accuracy " << r.epochs.back().test_accuracy << ", loss " << r.epochs.back().train_loss);
+  CHECK(r.bf16_mode == "native");
+  // Measured 0.772 (fp32 on the same subset: 0.733); chance is 0.10 and the initial loss ln 10 = 2.30.
+  CHECK(r.epochs.back().test_accuracy > 0.70);
+  CHECK(r.epochs.back().train_loss < 1.6);
+}
+
+TEST_CASE("Fashion-MNIST reaches 0.90 test accuracy with native bf16", "[train_bf16]") {
+  XPUSIM_REQUIRE_NATIVE_BF16();
+  TrainResult r = train_fashion_mnist(native_bf16_training(5, 0.90));
   INFO("accuracy " << r.epochs.back().test_accuracy << " after " << r.epochs.size() << " epochs");
   CHECK(r.bf16_mode == "native");
   CHECK(r.reached_target);

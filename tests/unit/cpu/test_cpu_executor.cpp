@@ -13,6 +13,7 @@
 #include "devices/cpu/trainer.hpp"
 #include "models/zoo.hpp"
 #include "predict/predict.hpp"
+#include "tests/unit/cpu/cpu_request.hpp"
 #include "tests/unit/cpu/gradcheck_util.hpp"
 
 using namespace xpusim;
@@ -184,15 +185,7 @@ TEST_CASE("loss falls when training on one fixed batch", "[cpu]") {
 }
 
 TEST_CASE("cpu engine reports timing, per-op seconds and peak RSS", "[cpu]") {
-  PredictRequest r;
-  r.model = "fashion_cnn";
-  r.batch_per_device = 4;
-  r.engine = "cpu";
-  r.placement.device = "cpu";
-  r.steps = 2;
-  r.warmup = 1;
-  r.threads = 1;
-  StepReport rep = predict(r);
+  StepReport rep = predict(test::cpu_run_request("fashion_cnn", 4, 2, 1, 1));
   CHECK(rep.engine == "cpu");
   CHECK(rep.step_time_s > 0);
   CHECK(rep.throughput_samples_per_s == Approx(4 / rep.step_time_s));

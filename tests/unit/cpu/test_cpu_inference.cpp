@@ -10,6 +10,7 @@
 #include "models/work.hpp"
 #include "models/zoo.hpp"
 #include "predict/predict.hpp"
+#include "tests/unit/cpu/cpu_request.hpp"
 
 
 using namespace xpusim;
@@ -18,14 +19,7 @@ using namespace xpusim::cpu;
 namespace {
 
 PredictRequest cpu_request(const std::string& model, Task task) {
-  PredictRequest r;
-  r.model = model;
-  r.batch_per_device = 16;
-  r.engine = "cpu";
-  r.placement.device = "cpu";
-  r.steps = 2;
-  r.warmup = 1;
-  r.threads = 1;
+  PredictRequest r = test::cpu_run_request(model, 16, 2, 1, 1);
   r.task = task;
   return r;
 }

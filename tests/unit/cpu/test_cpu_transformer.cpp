@@ -7,6 +7,7 @@
 #include "devices/cpu/executor.hpp"
 #include "models/zoo.hpp"
 #include "predict/predict.hpp"
+#include "tests/unit/cpu/cpu_request.hpp"
 #include "tests/unit/cpu/gradcheck_util.hpp"
 
 using namespace xpusim;
@@ -215,15 +216,7 @@ TEST_CASE("tiny_transformer: bf16 (emulated) trains and the memory plan changes 
 }
 
 TEST_CASE("cpu engine runs tiny_transformer and reports the ISA and falling loss", "[cpu][transformer]") {
-  PredictRequest r;
-  r.model = "tiny_transformer";
-  r.batch_per_device = 8;
-  r.engine = "cpu";
-  r.placement.device = "cpu";
-  r.steps = 5;
-  r.warmup = 0;
-  r.threads = 2;
-  StepReport rep = predict(r);
+  StepReport rep = predict(test::cpu_run_request("tiny_transformer", 8, 5, 0, 2));
   CHECK(rep.extra["isa"].get<std::string>() == cpu_isa_name());
   CHECK(rep.step_time_s > 0);
   for (const char* k : {"attention", "attention_backward", "layer_norm", "layer_norm_backward", "matmul"})
