@@ -47,10 +47,16 @@ class TpuEngine final : public Engine {
     const TpuSpec& spec = req.placement.device_as<TpuSpec>();
     const SystemSpec& sys = *req.placement.system;
     const int count = req.placement.count;
-    // A trace or a waveform shows every TensorCore, each simulated as its own core with the
-    // all-reduce exchanged between them (core_model.hpp); a prediction without one simulates
-    // core 0 only, as the cores are symmetric, and costs no more than that.
-    const bool every_core = !req.trace_path.empty() || !req.vcd_path.empty();
+    // A board (count <= cores_per_board, issue 32) is simulated whole: every TensorCore its own
+    // core with its own units and HBM channel, the gradient all-reduce a real exchange between
+    // them (core_model.hpp), and the step is the slowest core's. A trace or a waveform shows
+    // every TensorCore for any count up to kMaxSimulatedCores. Past the board without a trace
+    // (or with simulate_board false, for sweeps that pay per point) core 0 alone is simulated,
+    // the cores being symmetric, and the all-reduce takes the ring formula's time.
+    const bool traced = !req.trace_path.empty() || !req.vcd_path.empty();
+    const bool whole_board = spec.simulate_board && count > 1 && count <= spec.cores_per_board() &&
+                             count <= kMaxSimulatedCores;
+    const bool every_core = traced || whole_board;
     if (every_core && count > kMaxSimulatedCores)
       throw FieldError(req.trace_path.empty() ? "vcd" : "trace",
                        "a trace or waveform simulates every TensorCore, at most " + std::to_string(kMaxSimulatedCores) +
@@ -109,12 +115,20 @@ class TpuEngine final : public Engine {
     // is the same with and without a trace. The two steps differ only by how ties at the HBM
     // channel are broken (core_model.cpp, dma()); the trace's metadata gives both.
     SimResult board;
-    if (c.simulated_cores > 1) {
+    if (c.simulated_cores > 1 && !whole_board) {
       board = simulate(prog, c, true);
       c.simulated_cores = 1;
       c.vcd_path.clear();
     }
     SimResult r = simulate(prog, c, true);
+    if (whole_board) {
+      board = r;
+      // The step ends when the last core has finished it (symmetric cores: all at once).
+      for (double t : r.core_step_time_s) r.step_time_s = std::max(r.step_time_s, t);
+      rep.extra["simulated_cores"] = static_cast<int64_t>(count);
+    } else {
+      rep.extra["simulated_cores"] = static_cast<int64_t>(1);
+    }
     if (!req.trace_path.empty())
       write_trace(req.trace_path, prog, count > 1 ? board : r,
                   TraceInfo{spec.name, count, spec.cores_per_chip, r.step_time_s});
