@@ -141,7 +141,7 @@ TpuSpec parse(const YAML::Node& root, const std::string& path) {
                                                         "host infeed queue depth", positive_i));
   s.collectives_async = r.flag("collectives_async", std::nullopt,
                                 "all-reduce runs asynchronously, overlapping later ops (else in program order)");
-  s.simulate_board = r.flag("simulate_board", false,
+  s.simulate_board = r.flag("simulate_board", true,
                             "simulate every TensorCore of a placement that fits one board, the all-reduce exchanged "
                             "between them (false: core 0 alone with the ring formula, cheaper for sweeps)");
   s.source = r.text("source", std::nullopt, "where the specs come from");

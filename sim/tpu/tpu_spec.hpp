@@ -40,7 +40,7 @@ struct TpuSpec : DeviceConfig {
   double runtime_reserved_bytes = 0;     // HBM the runtime keeps for itself
   int prefetch_depth_batches = 2;        // host -> device infeed queue depth
   bool collectives_async = false;        // all-reduce overlaps later ops (false: runs in program order)
-  bool simulate_board = false;           // every core of a board-sized placement, not core 0 alone
+  bool simulate_board = true;            // every core of a board-sized placement, not core 0 alone
   std::string source;
   // Generation-level figures (issue 32): what the chip is sold as, stated with a source in the
   // YAML. The peak is checked against the MXUs and clock of the file (load_tpu_spec).
