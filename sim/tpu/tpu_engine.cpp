@@ -10,6 +10,7 @@
 #include "engine/platform_spec.hpp"
 #include "sim/tpu/core_model.hpp"
 #include "sim/tpu/lowering.hpp"
+#include "sim/tpu/slice.hpp"
 #include "sim/tpu/tpu_spec.hpp"
 #include "sim/tpu/trace_writer.hpp"
 
@@ -36,6 +37,15 @@ class TpuEngine final : public Engine {
       throw FieldError("count", p.system->name + " has at most " + std::to_string(p.system->max_devices) +
                                     " TensorCores, got " + std::to_string(p.count));
     if (p.requested.build) throw FieldError("build", "only CPU devices take a framework build (pip|compiled)");
+    // Past one board a placement is a slice, or equal slices over DCN (sim/tpu/slice.hpp): a
+    // count the generation does not offer is refused here, naming `count`.
+    const TpuSpec& spec = p.device_as<TpuSpec>();
+    if (p.count > spec.cores_per_board() && !spec.slice_shapes.empty()) {
+      if (p.count % spec.cores_per_chip != 0)
+        throw FieldError("count", std::to_string(p.count) + " TensorCores are not whole " + spec.name + " chips (" +
+                                      std::to_string(spec.cores_per_chip) + " cores each)");
+      tpu_multislice(spec, p.count / spec.cores_per_chip);
+    }
     p.replicas = p.count;  // every TensorCore is a data-parallel replica
     // The host prepares the global batch on all its cores; each core receives its share.
     p.input_feed = InputFeed{static_cast<double>(p.system->host.cpu_cores), p.system->host.core_speed, p.count};
@@ -98,6 +108,21 @@ class TpuEngine final : public Engine {
     c.ici_hop_latency_s = spec.ici_latency_us * 1e-6;
     c.replicas = count;
     c.simulated_cores = every_core ? count : 1;
+    if (count > spec.cores_per_board() && !spec.slice_shapes.empty()) {
+      // A slice or multislice: the all-reduce over the torus and DCN in closed form
+      // (parallel/torus.hpp), no loop over chips. Its time is linear in the bytes, a x bytes + b,
+      // which the core model's ring formula 2(n-1)/n x bytes / B + 2(n-1) x hop reproduces with
+      // B and hop chosen below. A chip's links carry each of its cores' gradients (x cores_per_chip).
+      const TpuMultislice m = tpu_multislice(spec, count / spec.cores_per_chip);
+      const parallel::MultisliceTime unit = parallel::multislice_all_reduce(m.slice.torus, m.dcn, 1.0);
+      const double a = (unit.ici.bandwidth_s + unit.dcn.bandwidth_s) * spec.cores_per_chip;
+      const double b = unit.ici.latency_s + unit.dcn.latency_s;
+      const double n = count;
+      if (a > 0) c.ici_bytes_per_s = 2 * (n - 1) / n / a;
+      c.ici_hop_latency_s = b / (2 * (n - 1));
+      rep.extra["slices"] = static_cast<int64_t>(m.slices);
+      rep.extra["slice_chips"] = static_cast<int64_t>(m.slice.chips);
+    }
     c.cores_per_chip = spec.cores_per_chip;
     c.real_data = lo.real_data;
     if (c.real_data) {

@@ -6,6 +6,7 @@
 #include "common/config_paths.hpp"
 #include "common/error.hpp"
 #include "parallel/torus.hpp"
+#include "predict/predict.hpp"
 #include "sim/tpu/slice.hpp"
 
 using namespace xpusim;
@@ -115,4 +116,34 @@ TEST_CASE("slices and chip counts a generation does not offer are errors naming 
   // v2 has no published data-center network: a multislice is refused.
   CHECK_THROWS_WITH(tpu_multislice(v2, 512), Catch::Contains("no data-center network figure (host_nic_gbps)"));
   CHECK_THROWS_WITH(tpu_multislice(v5e, 0), "count: must be >= 1 chip, got 0");
+}
+
+TEST_CASE("predict on a TPU slice prices the all-reduce over the torus and refuses counts that are not slices",
+          "[torus][tpu][engine]") {
+  PredictRequest r;
+  r.model = "mnist_mlp";
+  r.batch_per_device = 64;
+  r.precision = "bf16";
+  r.placement.device = "tpu_v5e";
+  r.placement.system = "cloud_tpu_v5e_pod";
+  r.placement.count = 256;
+  const StepReport one = predict(r);
+  CHECK(one.extra.at("slices").get<int64_t>() == 1);
+  CHECK(one.extra.at("slice_chips").get<int64_t>() == 256);
+  r.placement.count = 1024;  // 4 x v5litepod-256 over DCN: the same step plus the DCN exchange
+  const StepReport four = predict(r);
+  CHECK(four.extra.at("slices").get<int64_t>() == 4);
+  CHECK(four.step_time_s > one.step_time_s);
+  r.placement.count = 300;
+  try {
+    predict(r);
+    FAIL("no error");
+  } catch (const FieldError& e) {
+    CHECK(e.field() == "count");
+    CHECK_THAT(e.message(), Catch::StartsWith("300 tpu_v5e chips are neither a slice"));
+  }
+  r.placement.device = "tpu_v5p";
+  r.placement.system = "cloud_tpu_v5p_pod";
+  r.placement.count = 129;  // v5p: 2 cores per chip
+  CHECK_THROWS_WITH(predict(r), Catch::StartsWith("count: 129 TensorCores are not whole tpu_v5p chips"));
 }
