@@ -127,9 +127,15 @@ struct CoreSim {
     sc_time* end;                                  // where the requester waits for its grant
   };
   std::vector<HbmRequest> hbm_pending;
+  bool transferring[2] = {false, false};           // inbound, outbound queue inside a transfer
+  sc_core::sc_event hbm_asked_ev;                  // a queue asked for the channel (dma_alone)
   // Ring exchange: chunks received from the previous and the next core, ring steps taken.
   int64_t from_prev = 0, from_next = 0, ring_steps = 0;
   sc_core::sc_event done_ev, ring_ev;
+  // A unit blocked on a task whose inputs are not done is woken only when they are (issue 32:
+  // waking every blocked unit on every finished task cost most of an every-core run).
+  std::array<int, kNumUnits> waiting_for{}, waiting_step{};
+  std::array<sc_core::sc_event, kNumUnits> unit_ev;
 
   CoreSim(Board& board, int i) : b(board), index(i) {}
 
@@ -146,7 +152,10 @@ struct CoreSim {
     stall_s = 0;
     busy_s = {};
     from_prev = from_next = ring_steps = 0;
+    waiting_for.fill(-1);
+    waiting_step.fill(0);
     hbm_pending.clear();
+    transferring[0] = transferring[1] = false;
   }
 
   void set_busy(Unit u, bool v) {
@@ -176,7 +185,13 @@ struct CoreSim {
       while (step > 0 && finished_in_step[static_cast<size_t>(step - 1)] < ntasks) sc_core::wait(done_ev);
       if (u == Unit::mxu) set_depth(&Signals::step, step);
       for (int id : q) {
-        while (!ready(id, step)) sc_core::wait(done_ev);
+        const size_t ui = static_cast<size_t>(u);
+        while (!ready(id, step)) {
+          waiting_for[ui] = id;
+          waiting_step[ui] = step;
+          sc_core::wait(unit_ev[ui]);
+        }
+        waiting_for[ui] = -1;
         double start = b.now_s();
         set_busy(u, true);
         execute(u, prog->tasks[static_cast<size_t>(id)]);
@@ -188,6 +203,11 @@ struct CoreSim {
             b.trace.push_back({u, index, prog->tasks[static_cast<size_t>(id)].op, id, start, end});
         }
         done_step[static_cast<size_t>(id)] = step;
+        for (size_t v = 0; v < static_cast<size_t>(kNumUnits); ++v)
+          if (waiting_for[v] >= 0 && ready(waiting_for[v], waiting_step[v])) {
+            waiting_for[v] = -1;
+            unit_ev[v].notify(sc_core::SC_ZERO_TIME);
+          }
         if (++finished_in_step[static_cast<size_t>(step)] == ntasks) {
           step_end[static_cast<size_t>(step)] = end;
           if (step == cfg->steps - 1) {
@@ -195,8 +215,8 @@ struct CoreSim {
             --b.running_cores;
             b.queue_ev.notify(sc_core::SC_ZERO_TIME);
           }
+          done_ev.notify(sc_core::SC_ZERO_TIME);  // units waiting for the step to end
         }
-        done_ev.notify(sc_core::SC_ZERO_TIME);
       }
     }
   }
@@ -303,16 +323,49 @@ struct CoreSim {
     int pending = static_cast<int>(std::ceil(bytes / burst));
     set_depth(depth, pending);
     sc_core::wait(seconds(cfg->dma_latency_s));
+    transferring[queue] = true;
+    if (!sig && !transferring[1 - queue] && hbm_pending.empty() && hbm_free_at <= sc_core::sc_time_stamp())
+      bytes = dma_alone(bytes);
     while (bytes > 0) {
       double chunk = bytes < burst ? bytes : burst;
       bytes -= chunk;
       set_depth(depth, --pending);
       sc_time end;
       hbm_pending.push_back({sc_core::sc_delta_count(), queue, chunk, &end});
+      hbm_asked_ev.notify();  // a transfer alone on the channel yields at its next burst boundary
       sc_core::wait(sc_core::SC_ZERO_TIME);
       grant_hbm();
       sc_core::wait(end - sc_core::sc_time_stamp());
     }
+    transferring[queue] = false;
+  }
+
+  // A transfer alone on the channel takes its bursts back to back in one wait instead of one
+  // wait per burst (issue 32: per-burst waits were most of an every-core run). When the other
+  // queue asks for the channel meanwhile, the transfer stops at the end of the burst in
+  // progress and hands the rest to the per-burst loop, so the channel is granted exactly as
+  // burst by burst: each burst's duration is rounded to the picosecond on its own, as there.
+  // Returns the bytes left for the per-burst loop.
+  double dma_alone(double bytes) {
+    const double burst = cfg->dma_burst_bytes;
+    const sc_time t0 = sc_core::sc_time_stamp();
+    const sc_time d = seconds(burst / cfg->hbm_bytes_per_s);
+    const auto full = static_cast<uint64_t>(std::floor(bytes / burst));
+    const double last = bytes - static_cast<double>(full) * burst;
+    const sc_time end = t0 + d * static_cast<double>(full) + (last > 0 ? seconds(last / cfg->hbm_bytes_per_s) : sc_core::SC_ZERO_TIME);
+    hbm_free_at = end;
+    sc_core::wait(end - t0, hbm_asked_ev);
+    const sc_time now = sc_core::sc_time_stamp();
+    if (now >= end) return 0;
+    // Interrupted: bursts that began before now run to their end; the channel is free after.
+    uint64_t begun = (now - t0).value() / d.value() + ((now - t0).value() % d.value() ? 1 : 0);
+    if (begun > full) {  // inside the last, partial burst
+      sc_core::wait(end - now);
+      return 0;
+    }
+    hbm_free_at = t0 + d * static_cast<double>(begun);
+    if (hbm_free_at > now) sc_core::wait(hbm_free_at - now);
+    return bytes - static_cast<double>(begun) * burst;
   }
   // Grants every request made in an earlier delta cycle, by (delta, queue): whichever requester
   // runs first in this delta grants them all, so the kernel's order does not matter.

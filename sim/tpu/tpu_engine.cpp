@@ -10,6 +10,7 @@
 #include "engine/platform_spec.hpp"
 #include "sim/tpu/core_model.hpp"
 #include "sim/tpu/lowering.hpp"
+#include "sim/tpu/slice.hpp"
 #include "sim/tpu/tpu_spec.hpp"
 #include "sim/tpu/trace_writer.hpp"
 
@@ -36,6 +37,15 @@ class TpuEngine final : public Engine {
       throw FieldError("count", p.system->name + " has at most " + std::to_string(p.system->max_devices) +
                                     " TensorCores, got " + std::to_string(p.count));
     if (p.requested.build) throw FieldError("build", "only CPU devices take a framework build (pip|compiled)");
+    // Past one board a placement is a slice, or equal slices over DCN (sim/tpu/slice.hpp): a
+    // count the generation does not offer is refused here, naming `count`.
+    const TpuSpec& spec = p.device_as<TpuSpec>();
+    if (p.count > spec.cores_per_board() && !spec.slice_shapes.empty()) {
+      if (p.count % spec.cores_per_chip != 0)
+        throw FieldError("count", std::to_string(p.count) + " TensorCores are not whole " + spec.name + " chips (" +
+                                      std::to_string(spec.cores_per_chip) + " cores each)");
+      tpu_multislice(spec, p.count / spec.cores_per_chip);
+    }
     p.replicas = p.count;  // every TensorCore is a data-parallel replica
     // The host prepares the global batch on all its cores; each core receives its share.
     p.input_feed = InputFeed{static_cast<double>(p.system->host.cpu_cores), p.system->host.core_speed, p.count};
@@ -47,10 +57,16 @@ class TpuEngine final : public Engine {
     const TpuSpec& spec = req.placement.device_as<TpuSpec>();
     const SystemSpec& sys = *req.placement.system;
     const int count = req.placement.count;
-    // A trace or a waveform shows every TensorCore, each simulated as its own core with the
-    // all-reduce exchanged between them (core_model.hpp); a prediction without one simulates
-    // core 0 only, as the cores are symmetric, and costs no more than that.
-    const bool every_core = !req.trace_path.empty() || !req.vcd_path.empty();
+    // A board (count <= cores_per_board, issue 32) is simulated whole: every TensorCore its own
+    // core with its own units and HBM channel, the gradient all-reduce a real exchange between
+    // them (core_model.hpp), and the step is the slowest core's. A trace or a waveform shows
+    // every TensorCore for any count up to kMaxSimulatedCores. Past the board without a trace
+    // (or with simulate_board false, for sweeps that pay per point) core 0 alone is simulated,
+    // the cores being symmetric, and the all-reduce takes the ring formula's time.
+    const bool traced = !req.trace_path.empty() || !req.vcd_path.empty();
+    const bool whole_board = spec.simulate_board && count > 1 && count <= spec.cores_per_board() &&
+                             count <= kMaxSimulatedCores;
+    const bool every_core = traced || whole_board;
     if (every_core && count > kMaxSimulatedCores)
       throw FieldError(req.trace_path.empty() ? "vcd" : "trace",
                        "a trace or waveform simulates every TensorCore, at most " + std::to_string(kMaxSimulatedCores) +
@@ -92,6 +108,21 @@ class TpuEngine final : public Engine {
     c.ici_hop_latency_s = spec.ici_latency_us * 1e-6;
     c.replicas = count;
     c.simulated_cores = every_core ? count : 1;
+    if (count > spec.cores_per_board() && !spec.slice_shapes.empty()) {
+      // A slice or multislice: the all-reduce over the torus and DCN in closed form
+      // (parallel/torus.hpp), no loop over chips. Its time is linear in the bytes, a x bytes + b,
+      // which the core model's ring formula 2(n-1)/n x bytes / B + 2(n-1) x hop reproduces with
+      // B and hop chosen below. A chip's links carry each of its cores' gradients (x cores_per_chip).
+      const TpuMultislice m = tpu_multislice(spec, count / spec.cores_per_chip);
+      const parallel::MultisliceTime unit = parallel::multislice_all_reduce(m.slice.torus, m.dcn, 1.0);
+      const double a = (unit.ici.bandwidth_s + unit.dcn.bandwidth_s) * spec.cores_per_chip;
+      const double b = unit.ici.latency_s + unit.dcn.latency_s;
+      const double n = count;
+      if (a > 0) c.ici_bytes_per_s = 2 * (n - 1) / n / a;
+      c.ici_hop_latency_s = b / (2 * (n - 1));
+      rep.extra["slices"] = static_cast<int64_t>(m.slices);
+      rep.extra["slice_chips"] = static_cast<int64_t>(m.slice.chips);
+    }
     c.cores_per_chip = spec.cores_per_chip;
     c.real_data = lo.real_data;
     if (c.real_data) {
@@ -109,12 +140,20 @@ class TpuEngine final : public Engine {
     // is the same with and without a trace. The two steps differ only by how ties at the HBM
     // channel are broken (core_model.cpp, dma()); the trace's metadata gives both.
     SimResult board;
-    if (c.simulated_cores > 1) {
+    if (c.simulated_cores > 1 && !whole_board) {
       board = simulate(prog, c, true);
       c.simulated_cores = 1;
       c.vcd_path.clear();
     }
     SimResult r = simulate(prog, c, true);
+    if (whole_board) {
+      board = r;
+      // The step ends when the last core has finished it (symmetric cores: all at once).
+      for (double t : r.core_step_time_s) r.step_time_s = std::max(r.step_time_s, t);
+      rep.extra["simulated_cores"] = static_cast<int64_t>(count);
+    } else {
+      rep.extra["simulated_cores"] = static_cast<int64_t>(1);
+    }
     if (!req.trace_path.empty())
       write_trace(req.trace_path, prog, count > 1 ? board : r,
                   TraceInfo{spec.name, count, spec.cores_per_chip, r.step_time_s});
