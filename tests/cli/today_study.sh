@@ -31,7 +31,9 @@ awk -v od="$od" -v sp="$sp" 'BEGIN { r = sp / od; exit !(r > 0.3 && r < 0.34) }'
   --format json >"$tmp/sky.json" 2>"$tmp/sky.err" || fail "compare with --catalog: $(cat "$tmp/sky.err")"
 row p5_on_demand '.price_usd_per_h == 55.04 and .offer == "skypilot/p5.48xlarge"' "$tmp/sky.json" || fail "sky p5 on-demand"
 row p5_spot '.price_usd_per_h == 17.6289' "$tmp/sky.json" || fail "sky p5 spot"
-row p4d_on_demand '.price_usd_per_h == 21.957642' "$tmp/sky.json" || fail "sky p4d on-demand"
+# p4d: us-west-2 lists 21.95764, us-east-1 21.957642: the cheapest region wins, with its spot.
+row p4d_on_demand '.price_usd_per_h == 21.95764' "$tmp/sky.json" || fail "sky p4d on-demand"
+row p4d_spot '.price_usd_per_h == 7.9992' "$tmp/sky.json" || fail "sky p4d spot"
 # Throughput does not depend on where the price came from.
 a=$(jq '.rows[] | select(.option == "p5_on_demand") | .throughput_samples_per_s' "$tmp/today.json")
 b=$(jq '.rows[] | select(.option == "p5_on_demand") | .throughput_samples_per_s' "$tmp/sky.json")
