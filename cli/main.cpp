@@ -13,19 +13,21 @@
 #include "cli/commands.hpp"
 #include "common/checked_io.hpp"
 #include "common/config_paths.hpp"
+#include "common/suggest.hpp"
 #include "common/version.hpp"
+#include "costmodel/pricing.hpp"
 #include "engine/engine.hpp"
 #include "common/error.hpp"
 
 namespace {
 
 // CLI11 reports an unknown subcommand as "A subcommand is required"; name it and list the
-// valid ones instead. The first word that is neither an option nor --config-dir's value is
-// the subcommand.
+// valid ones instead. The first word that is neither an option nor the value of a global
+// option (--config-dir, --catalog, --catalog-region) is the subcommand.
 void check_subcommand(const CLI::App& app, int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--config-dir") {
+    if (a == "--config-dir" || a == "--catalog" || a == "--catalog-region") {  // global options with a value
       ++i;
       continue;
     }
@@ -33,9 +35,13 @@ void check_subcommand(const CLI::App& app, int argc, char** argv) {
     for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
       if (sub->get_name() == a) return;
     std::string list;
-    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    std::vector<std::string> names;
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
       list += (list.empty() ? "" : ", ") + sub->get_name();
-    throw xpusim::UserError("unknown command '" + a + "' (commands: " + list + ")");
+      names.push_back(sub->get_name());
+    }
+    std::string hint = xpusim::did_you_mean(a, names);
+    throw xpusim::UserError("unknown command '" + a + "'" + (hint.empty() ? "" : "; " + hint) + " (commands: " + list + ")");
   }
 }
 
@@ -57,6 +63,19 @@ void check_empty_paths(int argc, char** argv) {
   }
 }
 
+// `--precision fp16` (and `mixed`) are accepted as mixed_fp16: say so once, so a user who
+// meant pure fp16 arithmetic knows what was modelled (fp16 compute, fp32 master weights).
+void note_precision_aliases(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    std::string v;
+    if (a == "--precision" && i + 1 < argc) v = argv[i + 1];
+    else if (a.rfind("--precision=", 0) == 0) v = a.substr(12);
+    if (v == "fp16" || v == "mixed")
+      std::cerr << "xpusim: note: --precision " << v << " means mixed_fp16 (fp16 compute, fp32 master weights)\n";
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -75,18 +94,47 @@ int main(int argc, char** argv) {
   std::string config_dir;
   app.add_option("--config-dir", config_dir, "configuration root (default: $XPUSIM_CONFIG_DIR, else share/xpusim/configs beside an installed binary, else the source tree's configs/)")
       ->each([](const std::string& d) { xpusim::set_config_dir(d); });
+  // Prices from a SkyPilot catalog for every command that prices (compare, sweep, plan): its
+  // offers join configs/pricing/ as skypilot/<InstanceType>. $XPUSIM_CATALOG is the default.
+  std::string catalog, catalog_region;
+  app.add_option("--catalog", catalog, "a SkyPilot vms.csv whose offers join configs/pricing/ (default: $XPUSIM_CATALOG)");
+  app.add_option("--catalog-region", catalog_region,
+                 "region of --catalog's offers (default: $XPUSIM_CATALOG_REGION, else each instance's cheapest)");
+  app.parse_complete_callback([&] {
+    if (!catalog.empty() || !catalog_region.empty()) xpusim::cost::set_extra_price_catalog(catalog, catalog_region);
+  });
   xpusim::cli::register_all(app);
+  if (argc == 1) {
+    // A first contact: show what the tool does and its commands rather than an error.
+    std::cout << app.help();
+    return 0;
+  }
   try {
     for (int i = 1; i < argc; ++i) xpusim::require_utf8(argv[i], "argument " + std::to_string(i));
     check_subcommand(app, argc, argv);
     check_empty_paths(argc, argv);
+    note_precision_aliases(argc, argv);
     app.parse(argc, argv);
     // A full disk or a closed pipe on stdout is an error, not a silent success.
     xpusim::check_stream(std::cout, "stdout");
     if (std::fflush(stdout) != 0) throw xpusim::UserError("stdout: write failed (disk full or closed pipe?)");
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
+    // CLI11's own wording in the project's form: one line, "xpusim: error: ...", exit 2, and a
+    // pointer to the help of the command that was being parsed.
+    std::string cmd;
+    for (int i = 1; i < argc; ++i)
+      if (argv[i][0] != '-') {
+        cmd = std::string(" ") + argv[i];
+        break;
+      }
+    std::cerr << "xpusim: error: " << e.what() << " (see: xpusim" << cmd << " --help)\n";
+    return 2;
   } catch (const xpusim::FieldError& e) {
     std::cerr << "xpusim: error: " << xpusim::cli::flag_for_field(e.field()) << ": " << e.message() << "\n";
     return 2;

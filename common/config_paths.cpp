@@ -1,4 +1,5 @@
 #include "common/config_paths.hpp"
+#include "common/suggest.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -91,7 +92,9 @@ std::string find_config_file(const std::string& kind, const std::string& name_or
   std::sort(names.begin(), names.end());
   std::string list;
   for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-  throw FieldError(field, "unknown " + noun + " '" + name_or_path + "' (known: " + list + ")");
+  std::string hint = did_you_mean(name_or_path, names);
+  if (!hint.empty()) hint = "; " + hint;
+  throw FieldError(field, "unknown " + noun + " '" + name_or_path + "'" + hint + " (known: " + list + ")");
 }
 
 YAML::Node load_config_yaml(const std::string& path) {

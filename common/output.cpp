@@ -19,7 +19,12 @@ OutputFormat parse_output_format(const std::string& s, const std::vector<OutputF
   bool ok = std::find(allowed.begin(), allowed.end(), f) != allowed.end();
   if (!ok) {
     std::string list;
-    for (auto a : allowed) list += (list.empty() ? "" : "|") + std::string(output_format_name(a));
+    // Appended piecewise: `"|" + std::string(...)` trips GCC 12's -Wrestrict false positive
+    // inside libstdc++'s operator+ (the first build's only warning).
+    for (auto a : allowed) {
+      if (!list.empty()) list += '|';
+      list += output_format_name(a);
+    }
     throw FieldError("format", "'" + s + "' is not one of " + list);
   }
   return f;
@@ -56,7 +61,52 @@ std::string xml_escape(const std::string& s) {
   return o;
 }
 
+// A table cell for reading: a decimal number written with more than 6 significant digits
+// (a double printed in full, 0.02943960000000015) shows 6; integers and text stay as they
+// are. CSV keeps the exact text.
+static std::string readable_cell(const std::string& s) {
+  if (s.empty() || s.find_first_of(".eE") == std::string::npos) return s;
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (!end || *end != '\0' || !std::isfinite(v)) return s;
+  int digits = 0;
+  bool leading = true;
+  for (char c : s) {
+    if (c == 'e' || c == 'E') break;
+    if (c < '0' || c > '9') continue;
+    if (leading && c == '0') continue;
+    leading = false;
+    ++digits;
+  }
+  if (digits <= 6) return s;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+static void print_table_exact(const Table& table, std::ostream& os, OutputFormat f);
+
 void Table::print(std::ostream& os, OutputFormat f) const {
+  if (f != OutputFormat::csv) {
+    bool noisy = false;
+    for (const auto& r : rows)
+      for (const auto& c : r) noisy = noisy || readable_cell(c) != c;
+    if (noisy) {
+      Table t = *this;
+      for (auto& r : t.rows)
+        for (auto& c : r) c = readable_cell(c);
+      print_table_exact(t, os, f);
+      return;
+    }
+  }
+  print_table_exact(*this, os, f);
+}
+
+// Every cell as given.
+static void print_table_exact(const Table& table, std::ostream& os, OutputFormat f) {
+  const auto& columns = table.columns;
+  const auto& rows = table.rows;
+  const auto& right_align = table.right_align;
   if (f == OutputFormat::csv) {
     for (size_t i = 0; i < columns.size(); ++i) os << (i ? "," : "") << csv_escape(columns[i]);
     os << "\n";

@@ -10,6 +10,8 @@
 #include "common/error.hpp"
 #include "common/spec_reader.hpp"
 #include "common/config_paths.hpp"
+#include "costmodel/pricing_skypilot.hpp"
+#include <cstdlib>
 
 namespace xpusim::cost {
 
@@ -75,6 +77,8 @@ void load_file(const std::string& path, PriceCatalog& cat) {
   std::string date = top.text("date", std::nullopt, "when these prices were listed");
   std::string source = top.text("source", std::nullopt, "where the prices come from");
   top.text("note", std::string(), "free text");
+  const bool match_rows = top.flag("match_reference_rows", true,
+                                      "let validation price published rows with these offers (false for today's prices)");
   BillingRule billing = read_billing(top.child("billing", "default billing rule"), path, "billing", BillingRule{});
   YAML::Node offers = top.child("offers", "list of offers", true);
   top.finish();
@@ -85,12 +89,15 @@ void load_file(const std::string& path, PriceCatalog& cat) {
     std::string name = r.text("name", std::nullopt, "offer name (unique in the catalog)");
     p.id = catalog + "/" + name;
     p.provider = provider;
+    p.match_reference_rows = match_rows;
     p.file = path;
     p.line = o.Mark().line + 1;
     p.description = r.text("description", std::string(), "what the offer is");
     p.date = r.text("date", date, "when this price was listed (default: the file's)");
     p.source = r.text("source", source, "where the price comes from (default: the file's)");
     r.text("note", std::string(), "free text (e.g. why a price is unverified)");
+    p.region = r.text("region", std::string(), "cloud region the price holds in");
+    p.system = r.text("system", std::string(), "xpusim system (configs/systems/) the offer's node matches");
     for (const auto& t : kTiers) {
       if (!*t.key) continue;
       if (r.has(t.key)) p.usd_per_h[t.tier] = r.number(t.key, std::nullopt, "USD/h", std::string(t.name) + " price", non_negative);
@@ -181,7 +188,7 @@ std::string PriceCatalog::offer_containing(const std::string& device, int count,
   std::vector<const PriceOffer*> found;
   for (const auto& [id, offer] : offers)
     for (const auto& item : offer.contains)
-      if (item.what == device && item.count == count) found.push_back(&offer);
+      if (offer.match_reference_rows && item.what == device && item.count == count) found.push_back(&offer);
   if (found.empty())
     throw UserError("no price offer contains " + std::to_string(count) + " x " + device + " (configs/pricing/)");
   // Each narrowing applies only when it leaves a candidate: a hint never empties the list.
@@ -279,8 +286,34 @@ PriceCatalog load_price_catalog(const std::string& dir_in) {
   return cat;
 }
 
+namespace {
+struct ExtraCatalog {
+  std::string path, region;
+  bool set = false;
+};
+ExtraCatalog& extra_catalog() {
+  static ExtraCatalog e;
+  return e;
+}
+}  // namespace
+
+void set_extra_price_catalog(const std::string& vms_csv, const std::string& region) {
+  extra_catalog() = {vms_csv, region, true};
+}
+
 const PriceCatalog& default_price_catalog() {
-  static const PriceCatalog cat = load_price_catalog();
+  static const PriceCatalog cat = [] {
+    PriceCatalog c = load_price_catalog();
+    ExtraCatalog e = extra_catalog();
+    if (!e.set) {
+      // The config default: a SkyPilot catalog named in the environment.
+      const char* p = std::getenv("XPUSIM_CATALOG");
+      const char* r = std::getenv("XPUSIM_CATALOG_REGION");
+      if (p && *p) e = {p, r ? r : "", true};
+    }
+    if (e.set && !e.path.empty()) merge_offers(c, load_skypilot_catalog(e.path, e.region));
+    return c;
+  }();
   return cat;
 }
 

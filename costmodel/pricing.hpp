@@ -45,6 +45,12 @@ struct PriceOffer {
   std::string description;
   std::string date;                    // when the prices were listed (YYYY-MM or YYYY-MM-DD)
   std::string source;
+  std::string region;                  // where the price holds (cloud region), empty = not stated
+  std::string system;                  // xpusim system (configs/systems/) the offer's node matches, if any
+  // Whether offer_containing may pick this offer for a published reference row. Today's prices
+  // (2025 on) say nothing of what a 2018 row's run cost, so their catalogs opt out; studies and
+  // `list offers` still name them by id.
+  bool match_reference_rows = true;
   std::string file;
   int line = 0;
   std::map<PricingTier, double> usd_per_h;   // the offer's own prices (without includes)
@@ -75,8 +81,13 @@ struct PriceCatalog {
 
 // Every *.yaml in DIR (default: <config_dir>/pricing), sorted by file name; ids are unique.
 PriceCatalog load_price_catalog(const std::string& dir = "");
-// Cached default catalog (one per process).
+// Cached default catalog (one per process): configs/pricing/*.yaml plus, when one was set
+// (set_extra_price_catalog, else $XPUSIM_CATALOG with $XPUSIM_CATALOG_REGION), the offers of a
+// SkyPilot vms.csv (costmodel/pricing_skypilot.hpp).
 const PriceCatalog& default_price_catalog();
+// The SkyPilot catalog the default catalog adds (empty path = none). Call before the first
+// default_price_catalog(); later calls do not change a catalog already built.
+void set_extra_price_catalog(const std::string& vms_csv, const std::string& region);
 
 // Owned hardware: $/h of one busy hour = purchase / (life hours x utilization) + electricity.
 double owned_usd_per_h(const OwnedCost& o);

@@ -1,4 +1,5 @@
 #include "engine/engine.hpp"
+#include "engine/core_fields.hpp"
 
 #include "common/error.hpp"
 
@@ -71,6 +72,7 @@ nlohmann::json StepReport::to_json() const {
   j["utilization"] = u;
   j["per_op_s"] = per_op_s;
   j["extra"] = extra;
+  add_core_fields(*this, j);
   return j;
 }
 

@@ -188,6 +188,9 @@ class TpuEngine final : public Engine {
 
     double peak_flops = 2.0 * spec.mxu_rows * spec.mxu_cols * spec.mxu_count * spec.clock_mhz * 1e6;
     rep.extra["mxu_flops_utilization"] = prog.mxu_flops / (peak_flops * T);
+    // The core fields every engine shares (engine/core_fields.hpp): per core, like the rest.
+    rep.extra["flops_per_step"] = prog.mxu_flops;
+    rep.extra["peak_flops_per_s"] = peak_flops;
     rep.extra["hbm_bytes_per_step"] = prog.hbm_bytes;
     rep.extra["ici_bytes_per_step"] = prog.ici_bytes;
     rep.extra["infeed_bytes_per_step"] = prog.infeed_bytes;

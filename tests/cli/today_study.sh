@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# A study on today's hardware runs from the shipped 2025-2026 catalogs with on-demand and spot
+# prices (tests/data/studies/today_gpus.yaml), and the same options run from a SkyPilot vms.csv
+# fixture given with --catalog. Checks that the prices are the catalogs' (not recomputed
+# constants), that spot costs less than on demand for the same throughput, and that every
+# row got a cost.
+# Usage: today_study.sh XPUSIM SOURCE_DIR
+set -euo pipefail
+bin="$1" src="$2"
+tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+"$bin" compare "$src/tests/data/studies/today_gpus.yaml" --format json >"$tmp/today.json" 2>"$tmp/today.err" ||
+  fail "compare today_gpus: $(cat "$tmp/today.err")"
+row() { jq -e ".rows[] | select(.option == \"$1\") | $2" "$3" >/dev/null; }
+row p5_on_demand '.price_usd_per_h == 55.04' "$tmp/today.json" || fail "p5 on-demand price"
+row p5_spot '.price_usd_per_h == 17.6289' "$tmp/today.json" || fail "p5 spot price"
+row p4d_spot '.price_usd_per_h == 2.4655' "$tmp/today.json" || fail "p4d spot price"
+row lambda_8x_h100 '.price_usd_per_h == 31.92' "$tmp/today.json" || fail "Lambda price"
+row nebius_8x_h100_spot '.price_usd_per_h == 10' "$tmp/today.json" || fail "Nebius spot price"
+jq -e '[.rows[] | select(.cost_to_target_usd == null or .cost_to_target_usd <= 0 or .error != null)] | length == 0' \
+  "$tmp/today.json" >/dev/null || fail "a row without a cost: $(jq -c '.rows[] | {option, cost_to_target_usd, error}' "$tmp/today.json")"
+# Same placement and throughput: spot / on-demand cost = spot / on-demand price.
+od=$(jq '.rows[] | select(.option == "p5_on_demand") | .cost_to_target_usd' "$tmp/today.json")
+sp=$(jq '.rows[] | select(.option == "p5_spot") | .cost_to_target_usd' "$tmp/today.json")
+awk -v od="$od" -v sp="$sp" 'BEGIN { r = sp / od; exit !(r > 0.3 && r < 0.34) }' ||
+  fail "spot/on-demand cost ratio $sp / $od, expected 17.6289 / 55.04 = 0.320"
+
+# From the SkyPilot fixture: the same prices reached through --catalog.
+"$bin" --catalog "$src/tests/data/skypilot/aws/vms.csv" compare "$src/tests/data/studies/today_gpus_skypilot.yaml" \
+  --format json >"$tmp/sky.json" 2>"$tmp/sky.err" || fail "compare with --catalog: $(cat "$tmp/sky.err")"
+row p5_on_demand '.price_usd_per_h == 55.04 and .offer == "skypilot/p5.48xlarge"' "$tmp/sky.json" || fail "sky p5 on-demand"
+row p5_spot '.price_usd_per_h == 17.6289' "$tmp/sky.json" || fail "sky p5 spot"
+# p4d: us-west-2 lists 21.95764, us-east-1 21.957642: the cheapest region wins, with its spot.
+row p4d_on_demand '.price_usd_per_h == 21.95764' "$tmp/sky.json" || fail "sky p4d on-demand"
+row p4d_spot '.price_usd_per_h == 7.9992' "$tmp/sky.json" || fail "sky p4d spot"
+# Throughput does not depend on where the price came from.
+a=$(jq '.rows[] | select(.option == "p5_on_demand") | .throughput_samples_per_s' "$tmp/today.json")
+b=$(jq '.rows[] | select(.option == "p5_on_demand") | .throughput_samples_per_s' "$tmp/sky.json")
+[[ "$a" == "$b" ]] || fail "throughput differs between catalogs: $a vs $b"
+# The study naming a SkyPilot offer without --catalog: the loader's error, exit 2.
+set +e
+"$bin" compare "$src/tests/data/studies/today_gpus_skypilot.yaml" >/dev/null 2>"$tmp/err"; rc=$?
+set -e
+[[ $rc == 2 ]] && grep -q "unknown price offer 'skypilot/p5.48xlarge'" "$tmp/err" || fail "no --catalog: rc $rc $(cat "$tmp/err")"
+echo "today_study: ok (p5 on-demand \$$od, spot \$$sp per epoch)"
