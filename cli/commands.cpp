@@ -43,6 +43,7 @@ void register_all(CLI::App& app) {
   register_compare(app);
   register_train(app);
   register_sweep(app);
+  register_plan(app);
 }
 
 CLI::Validator int_in(long long lo, long long hi) {

@@ -12,6 +12,8 @@
 #include "engine/platform_spec.hpp"
 #include "models/zoo.hpp"
 #include "models/zoo_seq_len.hpp"
+#include "parallel/cluster.hpp"
+#include "predict/llm_plan.hpp"
 #include "validation/cost_link.hpp"
 
 namespace xpusim::validation {
@@ -70,7 +72,8 @@ class PredictionCache {
 void check_identity(const ReferenceRow& row) {
   if (row.device.empty()) throw Skip{"device: missing"};
   if (!config_exists("devices", row.device)) throw Skip{"unknown device '" + row.device + "'"};
-  if (!row.setup.empty() && !config_exists("systems", row.setup)) throw Skip{"unknown system '" + row.setup + "'"};
+  if (!row.setup.empty() && !config_exists("systems", row.setup) && !parallel::cluster_exists(row.setup))
+    throw Skip{"unknown system or cluster '" + row.setup + "'"};
   if (!row.num_devices) throw Skip{"num_devices: missing"};
   if (row.model.empty()) throw Skip{"model: missing"};
   if (!config_exists("models", row.model)) throw Skip{"unknown model '" + row.model + "'"};
@@ -228,6 +231,12 @@ class RowEvaluator {
       }
     }
     check_identity(row);
+    if (parallel::cluster_exists(row.setup)) {
+      res.engine = "analytical";
+      res.predicted = cluster_row(row, *metric);
+      res.error_pct = error_pct(*res.predicted, ref);
+      return;
+    }
 
     // Inference rows are predicted as forward passes; every other metric follows a training step.
     const StepReport& rep = predict_row(row, metric->kind == MetricKind::infer_throughput ? Task::inference : Task::train);
@@ -237,6 +246,13 @@ class RowEvaluator {
       case MetricKind::train_throughput:
       case MetricKind::infer_throughput:
         pred = throughput(rep);
+        if (row.unit == "tokens/s") {
+          if (!(rep.throughput_tokens_per_s > 0)) throw Skip{"unit: tokens/s needs a token-wise sequence model"};
+          pred = rep.throughput_tokens_per_s;
+        }
+        break;
+      case MetricKind::step_time_s:
+        pred = rep.step_time_s;
         break;
       case MetricKind::epoch_seconds_median_after_first:
         pred = cost::seconds_to_target(throughput(rep), 1, dataset_examples(row));
@@ -305,6 +321,60 @@ class RowEvaluator {
       res.match = (pred != 0) == (ref != 0);
     else
       res.error_pct = error_pct(pred, ref);
+  }
+
+  // A row whose setup is a cluster (configs/clusters/): a decoder trained under the row's
+  // parallel columns (empty = the planner's best), priced in closed form (predict/llm_plan.hpp).
+  double cluster_row(const ReferenceRow& row, const Metric& m) {
+    if (m.kind != MetricKind::train_throughput && m.kind != MetricKind::step_time_s)
+      throw Skip{"metric: a cluster row predicts train_throughput or step_time_s"};
+    if (!row.global_batch) throw Skip{"global_batch: missing (a cluster row needs the sequences per step)"};
+    LlmPlanRequest q;
+    q.model = row.model;
+    q.cluster = row.setup;
+    q.device = row.device;
+    q.framework = opts_.framework.empty() ? row.framework : opts_.framework;
+    auto ov = opts_.overrides.find(row.device);
+    if (ov != opts_.overrides.end()) q.overrides = ov->second;
+    q.gpus = *row.num_devices;
+    q.global_batch = *row.global_batch;
+    q.seq_len = row.seq_len.value_or(0);
+    q.precision = row.precision;
+    q.keep = 1;
+    auto& f = q.fixed;
+    if (row.tp) f.tp = static_cast<int>(*row.tp);
+    if (row.pp) f.pp = static_cast<int>(*row.pp);
+    if (row.pp_virtual_stages) f.virtual_stages = static_cast<int>(*row.pp_virtual_stages);
+    if (row.cp) f.cp = static_cast<int>(*row.cp);
+    if (row.batch_per_device) f.micro_batch = *row.batch_per_device;
+    if (!row.sharding.empty()) {
+      parallel::ZeroStage z;
+      if (!parallel::parse_zero_stage(row.sharding, z)) throw Skip{"sharding: unknown '" + row.sharding + "'"};
+      f.zero = z;
+    }
+    if (!row.recompute.empty()) {
+      parallel::Recompute r;
+      // Offloaded activations cost host traffic the closed form does not price: as selective.
+      const std::string rc = row.recompute == "selective_offloaded" ? "selective" : row.recompute;
+      if (!parallel::parse_recompute(rc, r)) throw Skip{"recompute: unknown '" + row.recompute + "'"};
+      f.recompute = r;
+    }
+    if (row.sequence_parallel) f.sequence_parallel = *row.sequence_parallel;
+    LlmPlanResult plan;
+    try {
+      plan = plan_llm(q);
+    } catch (const UserError& e) {
+      throw Skip{std::string("planner: ") + e.what()};
+    }
+    if (plan.search.ranked.empty()) {
+      std::string why;
+      for (const auto& r : plan.search.rejected) why += (why.empty() ? "" : "; ") + r.example;
+      throw Skip{"planner: the row's configuration does not fit or divide: " + why};
+    }
+    const parallel::LlmCandidate& best = plan.search.ranked.front();
+    if (m.kind == MetricKind::step_time_s) return best.time.step_s;
+    if (row.unit == "tokens/s") return best.tokens_per_s;
+    return best.tokens_per_s / static_cast<double>(plan.seq_len);
   }
 
   const ValidateOptions& opts_;
