@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "models/zoo.hpp"
 #include "predict/llm_plan.hpp"
 
 int main(int argc, char** argv) {
@@ -25,6 +26,18 @@ int main(int argc, char** argv) {
   const int reps = argc > 6 ? std::max(1, std::atoi(argv[6])) : 5;
   r.keep = 10;
   try {
+    try {
+      (void)xpusim::find_model(r.model);
+    } catch (const xpusim::UserError&) {
+      if (r.model != "llama3_70b") throw;
+      // Before the zoo has it: Llama-3 70B's published shape (Meta's model card / config.json).
+      xpusim::LlmShape s;
+      s.layers = 80, s.hidden = 8192, s.heads = 64, s.kv_heads = 8, s.ffn_hidden = 28672, s.vocab = 128256;
+      s.norm = xpusim::LlmNorm::rms_norm, s.mlp = xpusim::LlmMlp::swiglu, s.position = xpusim::LlmPosition::rotary;
+      s.bias = false, s.norm_bias = false, s.tied_embeddings = false;
+      r.shape = s;
+      std::printf("(llama3_70b not in the zoo: its published shape)\n");
+    }
     std::vector<double> wall, rate;
     long long evaluated = 0, enumerated = 0;
     for (int i = 0; i < reps; ++i) {

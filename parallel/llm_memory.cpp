@@ -118,8 +118,9 @@ LlmMemory stage_memory(const LlmJob& job, const LlmConfig& c, bool first, bool l
   m.activations = per_layer * layers * inflight;
   const double tokens = static_cast<double>(c.micro_batch) * static_cast<double>(s_loc);
   if (first) m.activations += p.activation_bytes * tokens * s.hidden / (c.sequence_parallel ? t : 1.0);  // embedding output
-  // Logits in the activation type plus the fp32 copy the cross-entropy reads, vocab-parallel.
-  if (last) m.logits = tokens * static_cast<double>(s.vocab) * (p.activation_bytes + 4.0) / t;
+  // Logits in the activation type plus the fp32 copy the cross-entropy reads, vocab-parallel
+  // (a fused cross-entropy kernel computes in place on the 16-bit logits).
+  if (last) m.logits = tokens * static_cast<double>(s.vocab) * (p.activation_bytes + (job.stack.fused_loss ? 0.0 : 4.0)) / t;
   // Temporaries: the layer being recomputed (full recompute) holds its whole activations
   // during its backward; ZeRO-3 holds this and the prefetched layer gathered and one
   // layer's unsharded gradients before their reduce-scatter.

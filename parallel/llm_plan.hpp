@@ -40,6 +40,7 @@ struct LlmStack {
   bool flash_attention = false;     // attention scores never stored; causal blocks skipped
   bool dropout = false;             // dropout masks (1 byte per element) in the recipe
   bool fsdp_prefetch = true;        // ZeRO-3 gathers the next layer while this one computes
+  bool fused_loss = false;          // fused cross-entropy: no fp32 copy of the logits kept
 };
 
 struct LlmJob {

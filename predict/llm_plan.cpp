@@ -112,7 +112,13 @@ void check_fixed(const LlmJob& job, const LlmConstraints& f, int gpus) {
 
 LlmPlanResult plan_llm(const LlmPlanRequest& r) {
   const Split ov = split_overrides(r.overrides);
-  const ModelSpec spec = find_model(r.model);
+  ModelSpec spec;
+  if (r.shape) {
+    spec.name = r.model;
+    spec.llm = *r.shape;
+  } else {
+    spec = find_model(r.model);
+  }
   if (!spec.llm)
     throw FieldError("model", "'" + spec.name + "' is not a decoder-only language model (no llm shape); plan needs one");
   const ClusterSpec cluster = find_cluster(r.cluster, "cluster", ov.cluster);
@@ -142,6 +148,9 @@ LlmPlanResult plan_llm(const LlmPlanRequest& r) {
   job.precision = job_precision(r.precision, d, compute);
   job.stack.flash_attention = fw.flash_attention;
   job.stack.dropout = fw.dropout;
+  // The flash-kernel stacks also use flash-attn's fused cross-entropy (llm-foundry's benchmark
+  // recipes: loss_fn fused_crossentropy); Megatron-LM 2021 kept fp32 logits for the loss.
+  job.stack.fused_loss = fw.flash_attention;
   check_fixed(job, r.fixed, r.gpus);
 
   const analytical::Rates rates = analytical::stack_rates(d, compute, CpuBuild::compiled, 1, fw);

@@ -7,6 +7,7 @@
 // architecture's efficiencies): no second set of device constants.
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@ namespace xpusim {
 
 struct LlmPlanRequest {
   std::string model;                  // a zoo decoder (ModelSpec::llm) or its YAML
+  std::optional<LlmShape> shape;      // set: this shape instead of the model's (`model` is its label)
   std::string cluster;                // configs/clusters/ name or path
   std::string device;                 // empty = the cluster's default device
   std::string framework;              // profile or a name it lists (llm-foundry, megatron-lm); empty = neutral

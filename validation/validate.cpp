@@ -73,7 +73,7 @@ void check_identity(const ReferenceRow& row) {
   if (row.device.empty()) throw Skip{"device: missing"};
   if (!config_exists("devices", row.device)) throw Skip{"unknown device '" + row.device + "'"};
   if (!row.setup.empty() && !config_exists("systems", row.setup) && !parallel::cluster_exists(row.setup))
-    throw Skip{"unknown system or cluster '" + row.setup + "'"};
+    throw Skip{"unknown system '" + row.setup + "'"};  // nor a cluster (configs/clusters/)
   if (!row.num_devices) throw Skip{"num_devices: missing"};
   if (row.model.empty()) throw Skip{"model: missing"};
   if (!config_exists("models", row.model)) throw Skip{"unknown model '" + row.model + "'"};
