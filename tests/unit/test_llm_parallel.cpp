@@ -233,3 +233,32 @@ TEST_CASE("cluster YAMLs: per-GPU NIC share and NVLink rate", "[llm][cluster]") 
   CHECK(std::find(a.devices.begin(), a.devices.end(), "a100_sxm4_80gb") != a.devices.end());
   CHECK_THROWS_AS(find_cluster("no_such_cluster"), FieldError);
 }
+
+namespace {
+// fp8 GEMMs at twice the 16-bit rate (H100: 1,979 vs 989 TFLOP/s dense).
+class Fp8Pricer final : public LlmKernelPricer {
+ public:
+  Fp8Pricer() {
+    memory_bytes_s = 1e12;
+    peak_flops_s = 100e12;
+  }
+  double gemm_s(double m, double n, double k, double batch, bool fp8) const override {
+    return 2 * m * n * k * batch / (fp8 ? 200e12 : 100e12);
+  }
+};
+}  // namespace
+
+TEST_CASE("fp8: the linear layers run at the fp8 rate, plus the casts of their inputs", "[llm][time]") {
+  LlmJob j = small_job();
+  const Fp8Pricer k;
+  const LlmLayerCost bf16 = llm_layer_cost(j, 1, 1, 1, false, k);
+  j.precision.fp8 = true;
+  const LlmLayerCost fp8 = llm_layer_cost(j, 1, 1, 1, false, k);
+  const double T = 2048, h = 1024, f = 4096;
+  const double linear = 2 * T * (h * 3 * h + h * h + 2 * h * f);  // forward FLOPs of the four linear layers
+  const double casts = 3.0 * (2 * T * h + T * h + T * f) / 1e12;  // read 2 bytes, write 1 per GEMM input
+  CHECK(bf16.fwd_s - fp8.fwd_s == Approx(linear / 100e12 - linear / 200e12 - casts));
+  // Attention and the LM head stay in 16 bits.
+  CHECK(fp8.attn_fwd_s == Approx(bf16.attn_fwd_s));
+  CHECK(fp8.head_fwd_s == Approx(bf16.head_fwd_s));
+}
