@@ -13,7 +13,7 @@
 #include "models/zoo.hpp"
 #include "models/zoo_seq_len.hpp"
 #include "parallel/cluster.hpp"
-#include "predict/llm_plan.hpp"
+#include "validation/cluster_rows.hpp"
 #include "validation/cost_link.hpp"
 
 namespace xpusim::validation {
@@ -323,58 +323,18 @@ class RowEvaluator {
       res.error_pct = error_pct(pred, ref);
   }
 
-  // A row whose setup is a cluster (configs/clusters/): a decoder trained under the row's
-  // parallel columns (empty = the planner's best), priced in closed form (predict/llm_plan.hpp).
+  // A row whose setup is a cluster: the large-model planner (validation/cluster_rows.hpp).
   double cluster_row(const ReferenceRow& row, const Metric& m) {
     if (m.kind != MetricKind::train_throughput && m.kind != MetricKind::step_time_s)
       throw Skip{"metric: a cluster row predicts train_throughput or step_time_s"};
-    if (!row.global_batch) throw Skip{"global_batch: missing (a cluster row needs the sequences per step)"};
-    LlmPlanRequest q;
-    q.model = row.model;
-    q.cluster = row.setup;
-    q.device = row.device;
-    q.framework = opts_.framework.empty() ? row.framework : opts_.framework;
     auto ov = opts_.overrides.find(row.device);
-    if (ov != opts_.overrides.end()) q.overrides = ov->second;
-    q.gpus = *row.num_devices;
-    q.global_batch = *row.global_batch;
-    q.seq_len = row.seq_len.value_or(0);
-    q.precision = row.precision;
-    q.keep = 1;
-    auto& f = q.fixed;
-    if (row.tp) f.tp = static_cast<int>(*row.tp);
-    if (row.pp) f.pp = static_cast<int>(*row.pp);
-    if (row.pp_virtual_stages) f.virtual_stages = static_cast<int>(*row.pp_virtual_stages);
-    if (row.cp) f.cp = static_cast<int>(*row.cp);
-    if (row.batch_per_device) f.micro_batch = *row.batch_per_device;
-    if (!row.sharding.empty()) {
-      parallel::ZeroStage z;
-      if (!parallel::parse_zero_stage(row.sharding, z)) throw Skip{"sharding: unknown '" + row.sharding + "'"};
-      f.zero = z;
-    }
-    if (!row.recompute.empty()) {
-      parallel::Recompute r;
-      // Offloaded activations cost host traffic the closed form does not price: as selective.
-      const std::string rc = row.recompute == "selective_offloaded" ? "selective" : row.recompute;
-      if (!parallel::parse_recompute(rc, r)) throw Skip{"recompute: unknown '" + row.recompute + "'"};
-      f.recompute = r;
-    }
-    if (row.sequence_parallel) f.sequence_parallel = *row.sequence_parallel;
-    LlmPlanResult plan;
     try {
-      plan = plan_llm(q);
+      return predict_cluster_row(row, m.kind == MetricKind::step_time_s,
+                                 opts_.framework.empty() ? row.framework : opts_.framework,
+                                 ov != opts_.overrides.end() ? ov->second : std::vector<std::string>{});
     } catch (const UserError& e) {
-      throw Skip{std::string("planner: ") + e.what()};
+      throw Skip{e.what()};
     }
-    if (plan.search.ranked.empty()) {
-      std::string why;
-      for (const auto& r : plan.search.rejected) why += (why.empty() ? "" : "; ") + r.example;
-      throw Skip{"planner: the row's configuration does not fit or divide: " + why};
-    }
-    const parallel::LlmCandidate& best = plan.search.ranked.front();
-    if (m.kind == MetricKind::step_time_s) return best.time.step_s;
-    if (row.unit == "tokens/s") return best.tokens_per_s;
-    return best.tokens_per_s / static_cast<double>(plan.seq_len);
   }
 
   const ValidateOptions& opts_;
