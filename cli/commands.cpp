@@ -44,6 +44,7 @@ void register_all(CLI::App& app) {
   register_train(app);
   register_sweep(app);
   register_list(app);
+  register_plan(app);
 }
 
 CLI::Validator int_in(long long lo, long long hi) {

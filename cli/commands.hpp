@@ -23,6 +23,7 @@ void register_compare(CLI::App& app);
 void register_train(CLI::App& app);
 void register_sweep(CLI::App& app);
 void register_list(CLI::App& app);
+void register_plan(CLI::App& app);
 
 // Shared flag helpers so every command spells and validates them the same way.
 void add_format_option(CLI::App& cmd, std::string& target, const std::string& choices, const std::string& def);

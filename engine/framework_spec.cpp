@@ -50,6 +50,8 @@ const std::vector<FrameworkFieldScope>& framework_field_scopes() {
       {"op_overhead_scale", {"analytical"}},
       {"memory_overhead_fraction", {"analytical"}},  // the analytical memory estimate
       {"extra_weight_copies", {"analytical"}},
+      {"flash_attention", {"analytical"}},           // the large-model planner (GPU decoders)
+      {"dropout", {"analytical"}},
   };
   return scopes;
 }
@@ -117,6 +119,11 @@ FrameworkSpec parse_framework_spec(const YAML::Node& root, const std::string& pa
   f.extra_weight_copies = static_cast<int>(r.integer("extra_weight_copies", 0, "copies",
                                                      "full weight copies beyond the model's",
                                                      [](long long v) { return v >= 0 && v <= 64 ? "" : "must be in [0, 64]"; }));
+  // Large-model training (parallel/, `xpusim plan`): how the stack's decoder layers run.
+  f.flash_attention = r.flag("flash_attention", false,
+                             "decoder attention runs as a fused flash-style kernel (scores never stored, causal "
+                             "blocks skipped); false = materialized scores (softmax and dropout through memory)");
+  f.dropout = r.flag("dropout", false, "the stack's decoder recipe trains with dropout (masks kept for the backward)");
   r.child("calibrate", "fittable constants (numeric top-level keys) for calibrating a framework profile");
   f.source = r.text("source", std::string(""), "where the constants come from / what they were fitted on");
   r.finish();

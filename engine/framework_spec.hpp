@@ -71,6 +71,9 @@ struct FrameworkSpec {
   // Memory (per device).
   double memory_overhead_fraction = 0;  // allocator slack and framework copies, as a share of tensor memory
   int extra_weight_copies = 0;          // full weight copies beyond the model's (e.g. gathering device)
+  // Large-model training (parallel/llm_*.hpp, `xpusim plan`).
+  bool flash_attention = false;         // fused attention: scores never stored, causal blocks skipped
+  bool dropout = false;                 // the decoder recipe trains with dropout (masks saved)
 
   bool neutral() const { return name == "default"; }
 };

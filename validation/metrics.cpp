@@ -13,6 +13,7 @@ struct Fixed {
 };
 const Fixed kFixed[] = {
     {"train_throughput", MetricKind::train_throughput},
+    {"step_time_s", MetricKind::step_time_s},
     {"epoch_seconds_median_after_first", MetricKind::epoch_seconds_median_after_first},
     {"first_epoch_seconds", MetricKind::first_epoch_seconds},
     {"oom", MetricKind::oom},
@@ -54,7 +55,7 @@ std::string metric_names() {
 }
 
 const std::vector<std::string>& metric_units(MetricKind k) {
-  static const std::vector<std::string> throughput{"samples/s", "images/s", "sequences/s", "examples/s"};
+  static const std::vector<std::string> throughput{"samples/s", "images/s", "sequences/s", "examples/s", "tokens/s"};
   static const std::vector<std::string> seconds{"s", "seconds"};
   static const std::vector<std::string> flag{"bool", "0/1"};
   static const std::vector<std::string> ratio{"ratio", "x"};
@@ -66,6 +67,7 @@ const std::vector<std::string>& metric_units(MetricKind k) {
   switch (k) {
     case MetricKind::train_throughput:
     case MetricKind::infer_throughput: return throughput;
+    case MetricKind::step_time_s:
     case MetricKind::epoch_seconds_median_after_first:
     case MetricKind::first_epoch_seconds: return seconds;
     case MetricKind::oom: return flag;

@@ -8,7 +8,8 @@
 namespace xpusim::validation {
 
 enum class MetricKind {
-  train_throughput,                  // samples/s of the whole job
+  train_throughput,                  // samples/s (or tokens/s, as the unit says) of the whole job
+  step_time_s,                       // seconds per optimizer step
   epoch_seconds_median_after_first,  // steady-state epoch
   first_epoch_seconds,               // steady-state epoch + one-off compile time
   oom,                               // 1 = did not fit in device memory

@@ -12,6 +12,8 @@
 #include "engine/platform_spec.hpp"
 #include "models/zoo.hpp"
 #include "models/zoo_seq_len.hpp"
+#include "parallel/cluster.hpp"
+#include "validation/cluster_rows.hpp"
 #include "validation/cost_link.hpp"
 
 namespace xpusim::validation {
@@ -70,7 +72,8 @@ class PredictionCache {
 void check_identity(const ReferenceRow& row) {
   if (row.device.empty()) throw Skip{"device: missing"};
   if (!config_exists("devices", row.device)) throw Skip{"unknown device '" + row.device + "'"};
-  if (!row.setup.empty() && !config_exists("systems", row.setup)) throw Skip{"unknown system '" + row.setup + "'"};
+  if (!row.setup.empty() && !config_exists("systems", row.setup) && !parallel::cluster_exists(row.setup))
+    throw Skip{"unknown system '" + row.setup + "'"};  // nor a cluster (configs/clusters/)
   if (!row.num_devices) throw Skip{"num_devices: missing"};
   if (row.model.empty()) throw Skip{"model: missing"};
   if (!config_exists("models", row.model)) throw Skip{"unknown model '" + row.model + "'"};
@@ -228,6 +231,12 @@ class RowEvaluator {
       }
     }
     check_identity(row);
+    if (parallel::cluster_exists(row.setup)) {
+      res.engine = "analytical";
+      res.predicted = cluster_row(row, *metric);
+      res.error_pct = error_pct(*res.predicted, ref);
+      return;
+    }
 
     // Inference rows are predicted as forward passes; every other metric follows a training step.
     const StepReport& rep = predict_row(row, metric->kind == MetricKind::infer_throughput ? Task::inference : Task::train);
@@ -237,6 +246,13 @@ class RowEvaluator {
       case MetricKind::train_throughput:
       case MetricKind::infer_throughput:
         pred = throughput(rep);
+        if (row.unit == "tokens/s") {
+          if (!(rep.throughput_tokens_per_s > 0)) throw Skip{"unit: tokens/s needs a token-wise sequence model"};
+          pred = rep.throughput_tokens_per_s;
+        }
+        break;
+      case MetricKind::step_time_s:
+        pred = rep.step_time_s;
         break;
       case MetricKind::epoch_seconds_median_after_first:
         pred = cost::seconds_to_target(throughput(rep), 1, dataset_examples(row));
@@ -305,6 +321,20 @@ class RowEvaluator {
       res.match = (pred != 0) == (ref != 0);
     else
       res.error_pct = error_pct(pred, ref);
+  }
+
+  // A row whose setup is a cluster: the large-model planner (validation/cluster_rows.hpp).
+  double cluster_row(const ReferenceRow& row, const Metric& m) {
+    if (m.kind != MetricKind::train_throughput && m.kind != MetricKind::step_time_s)
+      throw Skip{"metric: a cluster row predicts train_throughput or step_time_s"};
+    auto ov = opts_.overrides.find(row.device);
+    try {
+      return predict_cluster_row(row, m.kind == MetricKind::step_time_s,
+                                 opts_.framework.empty() ? row.framework : opts_.framework,
+                                 ov != opts_.overrides.end() ? ov->second : std::vector<std::string>{});
+    } catch (const UserError& e) {
+      throw Skip{e.what()};
+    }
   }
 
   const ValidateOptions& opts_;

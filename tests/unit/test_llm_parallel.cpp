@@ -1,0 +1,264 @@
+// The large-model layer (parallel/llm_*.hpp, parallel/cluster.hpp): activation memory by
+// Korthikanti et al. 2022 for each recompute / sequence-parallel mode, ZeRO sharding of the
+// model state, hierarchical collectives, the pipeline bubble, the divisibility checks and the
+// configuration search, with hand-derived numbers.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "common/error.hpp"
+#include "parallel/cluster.hpp"
+#include "parallel/llm_memory.hpp"
+#include "parallel/llm_search.hpp"
+#include "parallel/llm_time.hpp"
+
+using namespace xpusim;
+using namespace xpusim::parallel;
+
+namespace {
+
+// GPT-3 175B's shape (Brown et al. 2020; the Korthikanti et al. running example): h 12288,
+// 96 heads, 96 layers, MLP 4h, GELU, learned positions, dropout, materialized attention.
+LlmJob gpt3_job() {
+  LlmJob j;
+  LlmShape& s = j.shape;
+  s.layers = 96, s.hidden = 12288, s.heads = 96, s.kv_heads = 96, s.ffn_hidden = 4 * 12288, s.vocab = 51200;
+  s.max_positions = 2048;
+  j.seq_len = 2048;
+  j.global_batch = 1536;
+  j.stack.dropout = true;
+  j.stack.flash_attention = false;
+  return j;
+}
+
+// A small decoder for the search and the model-state sums.
+LlmJob small_job() {
+  LlmJob j;
+  LlmShape& s = j.shape;
+  s.layers = 8, s.hidden = 1024, s.heads = 16, s.kv_heads = 16, s.ffn_hidden = 4096, s.vocab = 32000;
+  s.max_positions = 2048;
+  j.seq_len = 2048;
+  j.global_batch = 64;
+  return j;
+}
+
+// Every GEMM at 100 TFLOP/s, memory at 1 TB/s, no launch cost: times by hand.
+class FlatPricer final : public LlmKernelPricer {
+ public:
+  FlatPricer() {
+    memory_bytes_s = 1e12;
+    launch_s = 0;
+    peak_flops_s = 200e12;
+  }
+  double gemm_s(double m, double n, double k, double batch, bool) const override { return 2 * m * n * k * batch / 100e12; }
+};
+
+LlmNetwork net(double intra, double inter) {
+  LlmNetwork n;
+  n.devices_per_node = 8;
+  n.intra = Link{intra, 0};
+  n.inter = Link{inter, 0};
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("activation memory per layer equals Korthikanti et al.'s formulas", "[llm][memory]") {
+  const LlmJob j = gpt3_job();
+  const double s = 2048, b = 1, h = 12288, a = 96, t = 8;
+  const double sbh = s * b * h;
+  // Table 2 of the paper, 16-bit activations, bytes per layer.
+  CHECK(layer_activation_bytes(j, 1, 2048, 1, false, Recompute::none) == Approx(sbh * (34 + 5 * a * s / h)));
+  CHECK(layer_activation_bytes(j, 1, 2048, 8, false, Recompute::none) ==
+        Approx(sbh * (10 + 24 / t + 5 * a * s / (h * t))));
+  CHECK(layer_activation_bytes(j, 1, 2048, 8, true, Recompute::none) == Approx(sbh / t * (34 + 5 * a * s / h)));
+  CHECK(layer_activation_bytes(j, 1, 2048, 8, false, Recompute::selective) == Approx(sbh * (10 + 24 / t)));
+  CHECK(layer_activation_bytes(j, 1, 2048, 8, true, Recompute::selective) == Approx(sbh * 34 / t));
+  CHECK(layer_activation_bytes(j, 1, 2048, 8, false, Recompute::full) == Approx(2 * sbh));
+  CHECK(layer_activation_bytes(j, 1, 2048, 8, true, Recompute::full) == Approx(2 * sbh / t));
+  // Linear in the micro-batch.
+  CHECK(layer_activation_bytes(j, 4, 2048, 8, true, Recompute::none) ==
+        Approx(4 * layer_activation_bytes(j, 1, 2048, 8, true, Recompute::none)));
+}
+
+TEST_CASE("flash attention and no dropout: 32 sbh plus the fp32 log-sum-exp", "[llm][memory]") {
+  LlmJob j = gpt3_job();
+  j.stack.dropout = false;
+  j.stack.flash_attention = true;
+  const double s = 2048, b = 2, h = 12288, a = 96;
+  // 34 sbh less the two 1-byte dropout masks; no a s^2 b scores at all.
+  CHECK(layer_activation_bytes(j, 2, 2048, 1, false, Recompute::none) == Approx(s * b * h * 32 + 4 * a * s * b));
+  // SwiGLU keeps gate, up and their product: 3 x 2 s b f instead of GELU's 2 x 2 s b f.
+  j.shape.mlp = LlmMlp::swiglu;
+  const double f = 4 * h;
+  CHECK(layer_activation_bytes(j, 2, 2048, 1, false, Recompute::none) ==
+        Approx(s * b * h * 16 + 6 * s * b * f + 4 * a * s * b));
+}
+
+TEST_CASE("model state per device under ZeRO stages: 2 + 2 + 12 bytes per parameter", "[llm][memory]") {
+  const LlmJob j = small_job();
+  const double P = static_cast<double>(llm_parameter_count(j.shape));
+  LlmConfig c;
+  c.dp = 8;
+  c.micro_batch = 1;
+  LlmMemory m = llm_memory(j, c);
+  CHECK(m.parameters_per_device == Approx(P));  // layers + embeddings + final norm = the exact count
+  CHECK(m.weights + m.gradients + m.optimizer == Approx(16 * P));
+  c.zero = ZeroStage::optimizer;
+  m = llm_memory(j, c);
+  CHECK(m.weights + m.gradients + m.optimizer == Approx(4 * P + 12 * P / 8));
+  c.zero = ZeroStage::gradients;
+  m = llm_memory(j, c);
+  CHECK(m.weights + m.gradients + m.optimizer == Approx(2 * P + 14 * P / 8));
+  c.zero = ZeroStage::parameters;
+  m = llm_memory(j, c);
+  CHECK(m.weights + m.gradients + m.optimizer == Approx(16 * P / 8));
+  // Tensor parallelism divides the state; the first pipeline stage holds p micro-batches.
+  LlmConfig p;
+  p.pp = 4, p.dp = 1, p.micro_batch = 1;
+  LlmJob big = j;
+  big.global_batch = 16;
+  const LlmMemory first = llm_memory(big, p);
+  const double per_layer = layer_activation_bytes(big, 1, 2048, 1, false, Recompute::none);
+  CHECK(first.activations == Approx(per_layer * 2 /* layers per stage */ * 4 /* in flight */ + 2.0 * 2048 * 1024));
+  p.virtual_stages = 2;
+  CHECK(llm_memory(big, p).activations ==
+        Approx(per_layer * 2 * 4 * (1 + 3.0 / 8) + 2.0 * 2048 * 1024));
+}
+
+TEST_CASE("hierarchical collectives: NVLink ring inside a node, NIC ring between nodes", "[llm][collectives]") {
+  const LlmNetwork n = net(100e9, 10e9);
+  const double X = 1e9;
+  CHECK(group_allreduce_s(X, 1, 1, n) == 0);
+  CHECK(group_allreduce_s(X, 8, 8, n) == Approx(2 * 7.0 / 8 * X / 100e9));
+  // 16 ranks, 8 per node: the node ring, then 2 nodes exchanging an eighth each over the NICs.
+  CHECK(group_allreduce_s(X, 16, 8, n) == Approx(2 * 7.0 / 8 * X / 100e9 + 2 * 1.0 / 2 * (X / 8) / 10e9));
+  // One rank per node (tp fills the node): the whole buffer over the NICs.
+  CHECK(group_allreduce_s(X, 4, 1, n) == Approx(2 * 3.0 / 4 * X / 10e9));
+  CHECK(group_allgather_s(X, 16, 8, n) == Approx(7.0 / 8 * X / 100e9 + 1.0 / 2 * (X / 8) / 10e9));
+}
+
+TEST_CASE("pipeline bubble (p - 1) / v micro-batch slots; recompute adds a forward", "[llm][time]") {
+  LlmJob j = small_job();
+  j.global_batch = 32;
+  const FlatPricer k;
+  const LlmNetwork n = net(100e9, 10e9);
+  LlmConfig c;
+  c.pp = 4, c.dp = 1, c.micro_batch = 1;
+  const LlmLayerCost lc = llm_layer_cost(j, 1, 1, 1, false, k);
+  const LlmTime t = llm_step_time(j, c, lc, k, n);
+  const double layers = 2, m = 32;
+  const double stage_avg = layers * (lc.fwd_s + lc.bwd_s) + (lc.head_fwd_s + lc.head_bwd_s) / 4;
+  CHECK(t.bubble_s == Approx(3 * stage_avg));
+  CHECK(t.compute_s == Approx(m * (layers * (lc.fwd_s + lc.bwd_s) + lc.head_fwd_s + lc.head_bwd_s)));
+  c.virtual_stages = 2;
+  CHECK(llm_step_time(j, c, lc, k, n).bubble_s == Approx(1.5 * stage_avg));
+  c.virtual_stages = 1;
+  c.recompute = Recompute::full;
+  CHECK(llm_step_time(j, c, lc, k, n).compute_s ==
+        Approx(m * (layers * (2 * lc.fwd_s + lc.bwd_s) + lc.head_fwd_s + lc.head_bwd_s)));
+  // The forward GEMMs of one layer: 2 T (h (h + 2h) + h h + 2 h f) at 100 TFLOP/s.
+  const double T = 2048, h = 1024, f = 4096;
+  const double gemm = 2 * T * (h * 3 * h + h * h + 2 * h * f) / 100e12;
+  const double core = 2 * (2 * T * T * 64 * 16) / 100e12;  // QK^T and PV, 16 heads of 64, materialized
+  CHECK(lc.attn_fwd_s > core);                                // plus the softmax traffic
+  CHECK(lc.fwd_s > gemm + core);
+}
+
+TEST_CASE("the cost of a configuration does not grow with the GPU count", "[llm][time]") {
+  const LlmJob base = gpt3_job();
+  const FlatPricer k;
+  const LlmNetwork n = net(240e9, 23e9);
+  LlmConfig c;
+  c.tp = 8, c.pp = 16, c.micro_batch = 1, c.recompute = Recompute::full;
+  c.dp = 2;
+  LlmJob j = base;
+  j.global_batch = 64;
+  const LlmCandidate small = llm_evaluate(j, c, k, n);
+  c.dp = 128;  // 16,384 GPUs, the same work per GPU
+  j.global_batch = 64 * 64;
+  const LlmCandidate big = llm_evaluate(j, c, k, n);
+  CHECK(std::isfinite(big.time.step_s));
+  // Per-GPU throughput within the data-parallel exchange's growth (hierarchical ring).
+  CHECK(big.tokens_per_s / 16384 == Approx(small.tokens_per_s / 256).epsilon(0.05));
+}
+
+TEST_CASE("configuration checks name the field", "[llm][plan]") {
+  const LlmJob j = small_job();  // 16 heads, 8 layers, global batch 64
+  LlmConfig c;
+  c.tp = 3;
+  CHECK(llm_config_error(j, c).rfind("tp:", 0) == 0);
+  c.tp = 1, c.pp = 3;
+  CHECK(llm_config_error(j, c).rfind("pp:", 0) == 0);
+  c.pp = 1, c.dp = 3;
+  CHECK(llm_config_error(j, c).rfind("global_batch:", 0) == 0);
+  c.dp = 2, c.ep = 2;
+  CHECK(llm_config_error(j, c).rfind("ep:", 0) == 0);
+  c.ep = 1, c.sequence_parallel = true;
+  CHECK(llm_config_error(j, c).rfind("sequence_parallel:", 0) == 0);
+  c.sequence_parallel = false;
+  CHECK(llm_config_error(j, c).empty());
+}
+
+TEST_CASE("the search ranks fitting configurations and counts the rejected ones", "[llm][plan]") {
+  const LlmJob j = small_job();
+  const FlatPricer k;
+  LlmSearchOptions o;
+  o.gpus = 16;
+  o.memory_bytes = 4e9;
+  const LlmSearchResult r = llm_search(j, o, k, net(240e9, 23e9));
+  REQUIRE(!r.ranked.empty());
+  for (size_t i = 1; i < r.ranked.size(); ++i) CHECK(r.ranked[i - 1].tokens_per_s >= r.ranked[i].tokens_per_s);
+  for (const auto& c : r.ranked) {
+    CHECK(c.memory.total() <= 4e9);
+    CHECK(c.config.devices() == 16);
+    CHECK(llm_config_error(j, c.config).empty());
+  }
+  bool memory = false;
+  for (const auto& x : r.rejected) memory = memory || x.reason == "memory";
+  CHECK(memory);  // 4 GB cannot hold every micro-batch without recompute
+  CHECK(r.evaluated >= static_cast<long long>(r.ranked.size()));
+}
+
+TEST_CASE("cluster YAMLs: per-GPU NIC share and NVLink rate", "[llm][cluster]") {
+  const ClusterSpec c = find_cluster("hgx_h100_ib3200");
+  CHECK(c.devices_per_node() == 8);
+  CHECK(c.max_devices() == 16384);
+  const LlmNetwork n = llm_network(c, DevicePorts{50, 450});
+  CHECK(n.inter.bytes_s == Approx(8 * 400e9 / 8 / 8 * c.inter_bus_efficiency));
+  CHECK(n.intra.bytes_s == Approx(450e9 * c.intra_bus_efficiency));
+  const ClusterSpec a = find_cluster("hgx_a100_roce1600");
+  CHECK(a.network == NetworkKind::roce);
+  CHECK(std::find(a.devices.begin(), a.devices.end(), "a100_sxm4_40gb") != a.devices.end());
+  CHECK(std::find(a.devices.begin(), a.devices.end(), "a100_sxm4_80gb") != a.devices.end());
+  CHECK_THROWS_AS(find_cluster("no_such_cluster"), FieldError);
+}
+
+namespace {
+// fp8 GEMMs at twice the 16-bit rate (H100: 1,979 vs 989 TFLOP/s dense).
+class Fp8Pricer final : public LlmKernelPricer {
+ public:
+  Fp8Pricer() {
+    memory_bytes_s = 1e12;
+    peak_flops_s = 100e12;
+  }
+  double gemm_s(double m, double n, double k, double batch, bool fp8) const override {
+    return 2 * m * n * k * batch / (fp8 ? 200e12 : 100e12);
+  }
+};
+}  // namespace
+
+TEST_CASE("fp8: the linear layers run at the fp8 rate, plus the casts of their inputs", "[llm][time]") {
+  LlmJob j = small_job();
+  const Fp8Pricer k;
+  const LlmLayerCost bf16 = llm_layer_cost(j, 1, 1, 1, false, k);
+  j.precision.fp8 = true;
+  const LlmLayerCost fp8 = llm_layer_cost(j, 1, 1, 1, false, k);
+  const double T = 2048, h = 1024, f = 4096;
+  const double linear = 2 * T * (h * 3 * h + h * h + 2 * h * f);  // forward FLOPs of the four linear layers
+  const double casts = 3.0 * (2 * T * h + T * h + T * f) / 1e12;  // read 2 bytes, write 1 per GEMM input
+  CHECK(bf16.fwd_s - fp8.fwd_s == Approx(linear / 100e12 - linear / 200e12 - casts));
+  // Attention and the LM head stay in 16 bits.
+  CHECK(fp8.attn_fwd_s == Approx(bf16.attn_fwd_s));
+  CHECK(fp8.head_fwd_s == Approx(bf16.head_fwd_s));
+}
