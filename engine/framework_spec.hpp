@@ -70,8 +70,18 @@ struct FrameworkSpec {
   // Memory (per device).
   double memory_overhead_fraction = 0;  // allocator slack and framework copies, as a share of tensor memory
   int extra_weight_copies = 0;          // full weight copies beyond the model's (e.g. gathering device)
+  // What nvidia-smi shows as used, not what the step needs: TensorFlow 1.x's BFC allocator
+  // takes nearly all of every visible GPU's memory at session start unless allow_growth is set
+  // (0.95 of it: the rest is the CUDA context and the reserve). 0 = the tensors' footprint
+  // (PyTorch's caching allocator, allow_growth). Reported only (gpu_mem_used_bytes); the
+  // fits-in-memory check keeps using the footprint.
+  double allocator_reserved_fraction = 0;
 
   bool neutral() const { return name == "default"; }
+  // A named profile whose every constant is at its neutral value (tf_cnn_benchmarks,
+  // tpu_estimator, mxnet_1: nothing fitted, or the calibration stack itself). Predictions under
+  // it say so (`framework_neutral`), so a user does not read a profile's name as a modelled stack.
+  bool constants_neutral() const;
 };
 
 // Which engines a profile field applies to: the host pass (predict/host_pass.hpp) and the
