@@ -108,7 +108,9 @@ std::vector<TargetConclusion> conclude(const CompareResult& r) {
     if (c.cheapest.row >= 0) {
       const CompareRow& a = r.rows[c.cheapest.row];
       std::string why = step_bound(c.cheapest.row);
-      if (c.cheapest.runner_up >= 0 && a.price_usd_per_h && a.hours_to_target) {
+      // A tie within billing rounding needs no reason why one row won.
+      const bool tied = c.cheapest.runner_up >= 0 && c.cheapest.runner_up_value - c.cheapest.value <= c.cheapest.rounding_usd;
+      if (!tied && c.cheapest.runner_up >= 0 && a.price_usd_per_h && a.hours_to_target) {
         const CompareRow& b = r.rows[c.cheapest.runner_up];
         if (b.price_usd_per_h && b.hours_to_target) {
           bool cheaper_h = *a.price_usd_per_h < *b.price_usd_per_h;
