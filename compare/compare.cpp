@@ -5,6 +5,7 @@
 #include <map>
 
 #include "common/error.hpp"
+#include "common/output.hpp"
 #include "common/progress.hpp"
 #include "costmodel/convergence.hpp"
 #include "costmodel/cost.hpp"
@@ -113,6 +114,7 @@ CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress
     std::string error;
     std::string bottleneck;
     double power_w = 0;  // modelled (docs/power.md); 0 = none
+    double compile_time_s = 0;  // the prediction's one-off graph build / compile (first epoch)
   };
   std::map<std::string, Tp> cache;
 
@@ -190,7 +192,15 @@ CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress
             if (rep.throughput_tokens_per_s > 0 && rep.throughput_samples_per_s > 0)
               tp.tokens_per_sample = rep.throughput_tokens_per_s / rep.throughput_samples_per_s;
             tp.global_batch = rep.global_batch > 0 ? rep.global_batch : row.global_batch;
-            if (!rep.fits_in_memory) tp.error = "does not fit in device memory (" + std::to_string(rep.memory_bytes) + " bytes)";
+            // An option that runs out of memory has no speed to headline or hours to bill: its
+            // throughput is dropped (the summary then neither ranks nor costs it) and the row
+            // says why (issue 31).
+            if (!rep.fits_in_memory) {
+              tp.value.reset();
+              tp.error = "does not fit in device memory (" + fmt_sig(rep.memory_bytes / 1e9, 3) + " GB needed per device, " +
+                         fmt_sig(rep.memory_capacity_bytes / 1e9, 3) + " GB available): not costed";
+            }
+            tp.compile_time_s = rep.compile_time_s;
           } catch (const std::exception& e) {
             tp.error = std::string(o.source == ThroughputSource::measured ? "measurement" : "prediction") +
                        " failed: " + e.what();
@@ -209,7 +219,16 @@ CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress
       row.bottleneck = tp.bottleneck;
       if (tp.power_w > 0) row.power_w = tp.power_w;
 
-      price_row(o, &t, row);
+      // An option that gives no startup_s starts up as its prediction says (the framework
+      // profile's compile_base_s: graph build, XLA compile), so a study bills the first epoch's
+      // compile the published totals include.
+      if (!o.startup_given && tp.compile_time_s > 0) {
+        StudyOption with_startup = o;
+        with_startup.startup_s = tp.compile_time_s;
+        price_row(with_startup, &t, row);
+      } else {
+        price_row(o, &t, row);
+      }
       out.rows.push_back(row);
       if (control.on_row) control.on_row(out);
     }

@@ -1,5 +1,6 @@
 #include "compare/compare_summary.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 
@@ -61,6 +62,13 @@ std::string bound_phrase(const std::string& b) {
   return it == words.end() ? b : it->second;
 }
 
+double billing_rounding_usd(const CompareRow& r) {
+  double extra = 0;
+  if (r.billed_hours && r.hours_to_target && r.price_usd_per_h)
+    extra = std::max(0.0, (*r.billed_hours - *r.hours_to_target) * *r.price_usd_per_h);
+  return extra + 0.005;
+}
+
 std::vector<TargetConclusion> conclude(const CompareResult& r) {
   std::vector<std::string> order;
   std::map<std::string, std::vector<int>> by_target;
@@ -94,10 +102,15 @@ std::vector<TargetConclusion> conclude(const CompareResult& r) {
       return "step bound by " + bound_phrase(x.bottleneck);
     };
     if (c.fastest.row >= 0) c.fastest.why = step_bound(c.fastest.row);
+    if (c.cheapest.row >= 0 && c.cheapest.runner_up >= 0)
+      c.cheapest.rounding_usd = std::max(billing_rounding_usd(r.rows[c.cheapest.row]),
+                                         billing_rounding_usd(r.rows[c.cheapest.runner_up]));
     if (c.cheapest.row >= 0) {
       const CompareRow& a = r.rows[c.cheapest.row];
       std::string why = step_bound(c.cheapest.row);
-      if (c.cheapest.runner_up >= 0 && a.price_usd_per_h && a.hours_to_target) {
+      // A tie within billing rounding needs no reason why one row won.
+      const bool tied = c.cheapest.runner_up >= 0 && c.cheapest.runner_up_value - c.cheapest.value <= c.cheapest.rounding_usd;
+      if (!tied && c.cheapest.runner_up >= 0 && a.price_usd_per_h && a.hours_to_target) {
         const CompareRow& b = r.rows[c.cheapest.runner_up];
         if (b.price_usd_per_h && b.hours_to_target) {
           bool cheaper_h = *a.price_usd_per_h < *b.price_usd_per_h;
@@ -139,8 +152,13 @@ std::vector<std::string> conclusion_lines(const CompareResult& r, const std::vec
       std::string s = item + "cheapest: " + name(c.cheapest.row) + ", " + usd(c.cheapest.value);
       if (c.cheapest.runner_up >= 0) {
         std::string x = ratio(c.cheapest.runner_up_value, c.cheapest.value);
-        s += (x == "tied" ? ", tied with " : ", " + x + " cheaper than ") + name(c.cheapest.runner_up) + " (" +
-             usd(c.cheapest.runner_up_value) + ")";
+        // A gap billing rounding can make (a minimum or a started minute) is no finding.
+        const bool within_rounding = c.cheapest.runner_up_value - c.cheapest.value <= c.cheapest.rounding_usd;
+        if (within_rounding && x != "tied")
+          s += ", tied within billing rounding (" + usd(c.cheapest.rounding_usd) + ") with ";
+        else
+          s += x == "tied" ? ", tied with " : ", " + x + " cheaper than ";
+        s += name(c.cheapest.runner_up) + " (" + usd(c.cheapest.runner_up_value) + ")";
       } else {
         s += " (no other hardware reaches it)";
       }

@@ -16,7 +16,14 @@ struct Pick {
   double value = 0;         // USD (cheapest) or hours (fastest) of `row`
   double runner_up_value = 0;
   std::string why;          // "bound by ..." sentence, derived from the rows' fields
+  // Cheapest only: the dollars billing rounding can move either row by (billed minus used
+  // hours x $/h, plus half a cent of printing). A gap no larger is not a finding: "tied".
+  double rounding_usd = 0;
 };
+
+// Dollars a row's billing rounding adds over its prorated cost, plus the half cent of
+// printing cents: the smallest cost difference a summary may state.
+double billing_rounding_usd(const CompareRow& r);
 
 struct TargetConclusion {
   std::string target;

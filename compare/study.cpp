@@ -15,6 +15,7 @@
 #include "models/dtype.hpp"
 #include "models/zoo.hpp"
 #include "engine/platform_spec.hpp"
+#include "predict/predict.hpp"
 
 namespace xpusim::cost {
 
@@ -174,6 +175,7 @@ struct OptionReader {
         if (s.find('=') == std::string::npos || s[0] == '=') r.fail("set", "'" + s + "' is not KEY=VALUE");
     }
     o.convergence = r.text("convergence", std::string(), "convergence curve name (default: best match per target)");
+    o.startup_given = r.has("startup_s");
     o.startup_s = r.number("startup_s", 0.0, "s", "one-off start-up / compile time",
                            [](double v) { return v >= 0 ? "" : "must be >= 0"; });
     o.eval_s_per_epoch = r.number("eval_s_per_epoch", 0.0, "s", "evaluation time per epoch",
@@ -244,6 +246,14 @@ void expand_sweep(const YAML::Node& sw, const YAML::Node& defaults, OptionReader
       if (base.source == ThroughputSource::given)
         r.fail("set", "overrides change nothing for a given throughput; use throughput: predict");
     }
+    // Labels name the global batch and the replicas it is split over ("global_batch=128(8x16)"):
+    // a per-device batch alone reads as the job's (colab_tpu/batch=16 is 128 over 8 cores).
+    int replicas = base.placement.count;
+    try {
+      replicas = resolve_placement(base.placement, cached_engine(engine_for_device(base.placement.device))).replicas;
+    } catch (const std::exception&) {
+      // an engine that is not here (a module not built): the requested devices
+    }
     std::vector<StudyOption> grid{base};
     if (!batches.empty()) {
       std::vector<StudyOption> next;
@@ -251,7 +261,8 @@ void expand_sweep(const YAML::Node& sw, const YAML::Node& defaults, OptionReader
         for (auto b : batches) {
           StudyOption o = g;
           o.batch_per_device = b;
-          o.label += "/batch=" + std::to_string(b);
+          o.label += "/global_batch=" + std::to_string(b * replicas) + "(" + std::to_string(replicas) + "x" +
+                     std::to_string(b) + ")";
           next.push_back(o);
         }
       grid = next;
@@ -288,6 +299,11 @@ Study load_study(const std::string& path, const PriceCatalog* catalog, const std
   YAML::Node options = top.child("options", "list of options");
   YAML::Node sweep = top.child("sweep", "list of {option, batch: [...], set: {KEY: [...]}} grids");
   s.breakeven_against = top.text("breakeven_against", std::string(), "option label owned hardware is compared with");
+  const std::string billing =
+      top.text("billing", std::string("offer"),
+               "offer: bill each run by its offer's rule (granularity, minimum); prorated: hours x $/h, as the "
+               "source reports cost",
+               {"offer", "prorated"});
   top.finish();
   if (!targets.IsSequence() || targets.size() == 0) top.fail("targets", "expected a non-empty list");
   for (size_t i = 0; i < targets.size(); ++i) s.targets.push_back(read_target(targets[i], path, i));
@@ -302,6 +318,7 @@ Study load_study(const std::string& path, const PriceCatalog* catalog, const std
   }
   if (present(sweep)) expand_sweep(sweep, defaults, rd, path, s.options);
   if (s.options.empty()) top.fail("options", "the study has no options (give options or sweep)");
+  for (auto& o : s.options) o.billing_prorated = billing == "prorated";
   std::set<std::string> labels;
   for (const auto& o : s.options)
     if (!labels.insert(o.label).second) throw UserError(o.where + ": label: duplicate option label '" + o.label + "'");

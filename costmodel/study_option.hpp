@@ -48,6 +48,10 @@ struct StudyOption {
   std::string throughput_source_note;     // where a given number comes from
   std::string convergence;                // curve name; empty = best match per target
   double startup_s = 0;                   // one-off compile / start-up
+  bool startup_given = false;             // startup_s set by the study (else the prediction's compile time)
+  // How hours become billed hours: the offer's billing rule (granularity, minimum), or
+  // prorated (hours x $/h, as a post that reports per-second cost does). A study's `billing:`.
+  bool billing_prorated = false;
   double eval_s_per_epoch = 0;
   std::optional<double> power_w;          // overrides the modelled / offer's power for energy
   std::string where;                      // file:line

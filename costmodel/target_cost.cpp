@@ -66,7 +66,7 @@ TargetCost cost_to_target(const StudyOption& o, const StudyTarget* target, const
     c.seconds = secs;
     c.hours = secs / 3600.0;
     if (!o.offer.empty()) {
-      c.billed_hours = billed_seconds(secs, prices.get(o.offer).billing) / 3600.0;
+      c.billed_hours = (o.billing_prorated ? secs : billed_seconds(secs, prices.get(o.offer).billing)) / 3600.0;
       c.cost_usd = *c.billed_hours * *c.usd_per_h;
       c.usage_cost_usd = *c.hours * *c.usd_per_h;
     }

@@ -52,6 +52,7 @@ const std::vector<FrameworkFieldScope>& framework_field_scopes() {
       {"extra_weight_copies", {"analytical"}},
       {"flash_attention", {"analytical"}},           // the large-model planner (GPU decoders)
       {"dropout", {"analytical"}},
+      {"allocator_reserved_fraction", {"analytical"}},  // GPU memory as nvidia-smi shows it
   };
   return scopes;
 }
@@ -124,6 +125,11 @@ FrameworkSpec parse_framework_spec(const YAML::Node& root, const std::string& pa
                              "decoder attention runs as a fused flash-style kernel (scores never stored, causal "
                              "blocks skipped); false = materialized scores (softmax and dropout through memory)");
   f.dropout = r.flag("dropout", false, "the stack's decoder recipe trains with dropout (masks kept for the backward)");
+  f.allocator_reserved_fraction = r.number(
+      "allocator_reserved_fraction", 0.0, "fraction",
+      "GPU memory the allocator takes at start-up as a share of the device's (TF 1.x BFC without allow_growth: "
+      "nearly all); 0 = what the tensors need (a caching allocator or allow_growth)",
+      [](double v) { return v >= 0 && v <= 1 ? "" : "is a fraction in [0, 1]"; });
   r.child("calibrate", "fittable constants (numeric top-level keys) for calibrating a framework profile");
   f.source = r.text("source", std::string(""), "where the constants come from / what they were fitted on");
   r.finish();
@@ -197,7 +203,32 @@ std::shared_ptr<const std::vector<ProfileEntry>> profile_index() {
   index = built;
   return index;
 }
+// The names a reference CSV's framework column (or an option's framework) may use: each
+// profile's `names`, or its file stem when it lists none. Stems also work, but a CSV names the
+// stack ("keras-tf1.2-pip"), so the error lists what a CSV would write.
+void add_names(const ProfileEntry& p, std::vector<std::string>& out) {
+  const std::vector<std::string> own = p.names.empty() ? std::vector<std::string>{p.name} : p.names;
+  for (const auto& n : own)
+    if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+}
+std::string listed(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + ("'" + n + "'");
+  return s.empty() ? "none" : s;
+}
 }  // namespace
+
+bool FrameworkSpec::constants_neutral() const {
+  const FrameworkSpec d;
+  return step_overhead_ms == d.step_overhead_ms && device_step_overhead_ms == d.device_step_overhead_ms &&
+         input_mode == d.input_mode && input_threads == d.input_threads && input_cost_scale == d.input_cost_scale &&
+         device_decode_us_per_sample == d.device_decode_us_per_sample && compile_base_s == d.compile_base_s &&
+         compile_per_op_ms == d.compile_per_op_ms && strategy == d.strategy &&
+         compute_efficiency_scale == d.compute_efficiency_scale &&
+         tensor_efficiency_scale == d.tensor_efficiency_scale && memory_efficiency_scale == d.memory_efficiency_scale &&
+         op_overhead_scale == d.op_overhead_scale && memory_overhead_fraction == d.memory_overhead_fraction &&
+         extra_weight_copies == d.extra_weight_copies;
+}
 
 std::string find_framework_file(const std::string& name, const std::string& engine) {
   if (name.empty()) return "";
@@ -206,13 +237,13 @@ std::string find_framework_file(const std::string& name, const std::string& engi
     if (!fs::exists(name, ec)) throw FieldError("framework", "no such profile file '" + name + "'");
     return name;
   }
-  std::string known;
+  std::vector<std::string> known;
   for (const auto& p : *profile_index()) {
     if (p.answers_to(name) && p.on(engine)) return p.file;
-    if (p.on(engine)) known += (known.empty() ? "" : ", ") + p.name;
+    if (p.on(engine)) add_names(p, known);
   }
-  throw FieldError("framework", "no profile for '" + name + "' on the " + engine + " engine (profiles for it: " +
-                                    (known.empty() ? "none" : known) + "; configs/frameworks/)");
+  throw FieldError("framework", "no profile for '" + name + "' on the " + engine + " engine (names a CSV or option may use: " +
+                                    listed(known) + "; configs/frameworks/)");
 }
 
 std::shared_ptr<const FrameworkSpec> find_framework_profile(const std::string& name, const std::string& engine) {
@@ -228,12 +259,12 @@ void check_framework_name(const std::string& name) {
     load_framework_spec(find_framework_file(name, ""));  // a path: must exist and be a profile
     return;
   }
-  std::string known;
+  std::vector<std::string> known;
   for (const auto& p : *profile_index()) {
     if (p.answers_to(name)) return;
-    known += (known.empty() ? "" : ", ") + p.name;
+    add_names(p, known);
   }
-  throw FieldError("framework", "no profile named '" + name + "' (profiles: " + (known.empty() ? "none" : known) +
+  throw FieldError("framework", "no profile named '" + name + "' (names a CSV or option may use: " + listed(known) +
                                     "; configs/frameworks/)");
 }
 

@@ -74,8 +74,18 @@ struct FrameworkSpec {
   // Large-model training (parallel/llm_*.hpp, `xpusim plan`).
   bool flash_attention = false;         // fused attention: scores never stored, causal blocks skipped
   bool dropout = false;                 // the decoder recipe trains with dropout (masks saved)
+  // What nvidia-smi shows as used, not what the step needs: TensorFlow 1.x's BFC allocator
+  // takes nearly all of every visible GPU's memory at session start unless allow_growth is set
+  // (0.95 of it: the rest is the CUDA context and the reserve). 0 = the tensors' footprint
+  // (PyTorch's caching allocator, allow_growth). Reported only (gpu_mem_used_bytes); the
+  // fits-in-memory check keeps using the footprint.
+  double allocator_reserved_fraction = 0;
 
   bool neutral() const { return name == "default"; }
+  // A named profile whose every constant is at its neutral value (tf_cnn_benchmarks,
+  // tpu_estimator, mxnet_1: nothing fitted, or the calibration stack itself). Predictions under
+  // it say so (`framework_neutral`), so a user does not read a profile's name as a modelled stack.
+  bool constants_neutral() const;
 };
 
 // Which engines a profile field applies to: the host pass (predict/host_pass.hpp) and the

@@ -106,6 +106,8 @@ void apply_host_pass(const StepRequest& req, const OpGraph& g, StepReport& rep) 
   if (!fw.neutral()) {
     rep.framework = fw.name;
     rep.extra["framework_step_overhead_s"] = framework_step_s;
+    // A named profile with no constant of its own predicts as the calibration stack: say so.
+    if (fw.constants_neutral()) rep.extra["framework_neutral"] = true;
   }
 }
 

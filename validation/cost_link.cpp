@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/error.hpp"
+
 namespace xpusim::validation {
 
 namespace {
@@ -44,6 +46,14 @@ cost::PricingTier tier_for_offer(const ReferenceRow& row, const cost::PriceCatal
 }
 
 std::string offer_for_row(const ReferenceRow& row, const cost::PriceCatalog& catalog) {
+  // The row's own offer column chooses among several that fit; it must hold the row's devices.
+  if (!row.offer.empty()) {
+    const cost::PriceOffer& o = catalog.get(row.offer);  // UserError naming the known ids
+    const int n = row.num_devices.value_or(1);
+    for (const auto& item : o.contains)
+      if (item.what == row.device && item.count == n) return row.offer;
+    throw UserError("offer '" + row.offer + "' does not hold " + std::to_string(n) + " x " + row.device);
+  }
   return catalog.offer_containing(row.device, row.num_devices.value_or(1), provider_of(row), row.source);
 }
 

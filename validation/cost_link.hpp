@@ -9,7 +9,8 @@
 
 namespace xpusim::validation {
 
-// The price-catalog offer of a row: the offers that contain exactly `num_devices` x `device`,
+// The price-catalog offer of a row: its `offer` column when set (which must hold the row's
+// devices), else the offers that contain exactly `num_devices` x `device`,
 // narrowed by provider (from the row's setup, else its source: aws_*/AWS -> aws,
 // gce_*/gcp_*/cloud_tpu*/colab*/Google -> gcp) and by the catalog year named in the source.
 // UserError (-> the row is skipped with the message) when none or several remain.

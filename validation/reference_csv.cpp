@@ -25,7 +25,8 @@ const std::vector<std::string>& reference_columns() {
 
 const std::vector<std::string>& optional_reference_columns() {
   static const std::vector<std::string> cols = {"seq_len", "global_batch", "tp", "pp", "pp_virtual_stages",
-                                                "cp", "sharding", "recompute", "sequence_parallel"};
+                                                "cp", "sharding", "recompute", "sequence_parallel",
+                                                "offer"};
   return cols;
 }
 
@@ -134,6 +135,7 @@ std::vector<ReferenceRow> parse_reference_csv(const std::string& text, const std
     row.recompute = choice("recompute", {"none", "selective", "selective_offloaded", "full"});
     std::string sp = choice("sequence_parallel", {"true", "false"});
     if (!sp.empty()) row.sequence_parallel = sp == "true";
+    row.offer = trim(opt("offer"));
     rows.push_back(std::move(row));
   }
   return rows;
@@ -171,7 +173,8 @@ void write_reference_csv(std::ostream& os, const std::vector<ReferenceRow>& rows
     if (optional) {
       for (const auto& v : {integer(r.seq_len), integer(r.global_batch), integer(r.tp), integer(r.pp),
                             integer(r.pp_virtual_stages), integer(r.cp), r.sharding, r.recompute,
-                            r.sequence_parallel ? std::string(*r.sequence_parallel ? "true" : "false") : std::string()})
+                            r.sequence_parallel ? std::string(*r.sequence_parallel ? "true" : "false") : std::string(),
+                            r.offer})
         f.push_back(v);
     }
     write_csv_record(os, f);

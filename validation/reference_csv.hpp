@@ -37,9 +37,12 @@ struct ReferenceRow {
   std::string sharding;                  // none | zero1 | zero2 | zero3
   std::string recompute;                 // none | selective | selective_offloaded | full
   std::optional<bool> sequence_parallel;
+  // The price offer (configs/pricing/ id, catalog/name) of a cost row; empty = the one offer
+  // that holds the row's devices (an error naming them when several do).
+  std::string offer;
   bool has_optional() const {
     return seq_len || global_batch || tp || pp || pp_virtual_stages || cp || !sharding.empty() ||
-           !recompute.empty() || sequence_parallel;
+           !recompute.empty() || sequence_parallel || !offer.empty();
   }
 };
 

@@ -9,7 +9,10 @@
 
 #include "common/error.hpp"
 #include "compare/compare.hpp"
+#include "compare/compare_summary.hpp"
 #include "models/zoo.hpp"
+#include "validation/reference_csv.hpp"
+#include "validation/validate.hpp"
 
 using namespace xpusim;
 using namespace xpusim::cost;
@@ -42,8 +45,8 @@ const std::string kOption =
 TEST_CASE("a sweep expands batch x overrides into options", "[costmodel][study]") {
   Study s = load_study(data("sweep_study.yaml"));
   REQUIRE(s.options.size() == 5);
-  CHECK(s.options[1].label == "tpu/batch=128/mxu_mhz=700");
-  CHECK(s.options[4].label == "tpu/batch=512/mxu_mhz=940");
+  CHECK(s.options[1].label == "tpu/global_batch=1024(8x128)/mxu_mhz=700");
+  CHECK(s.options[4].label == "tpu/global_batch=4096(8x512)/mxu_mhz=940");
   CHECK(s.options[4].batch_per_device == 512);
   REQUIRE(s.options[4].placement.overrides.size() == 1);
   CHECK(s.options[4].placement.overrides[0] == "mxu_mhz=940");
@@ -92,7 +95,7 @@ TEST_CASE("compare: fake engine throughputs, failures stay on their row", "[cost
   // The chart names every row.
   std::string svg = compare_chart_svg(r);
   CHECK(svg.find("<svg") == 0);
-  CHECK(svg.find("tpu/batch=512/mxu_mhz=940") != std::string::npos);
+  CHECK(svg.find("tpu/global_batch=4096(8x512)/mxu_mhz=940") != std::string::npos);
 }
 
 TEST_CASE("a missing engine fails on the row, not the study", "[costmodel][study]") {
@@ -255,7 +258,7 @@ TEST_CASE("compare: stopped after a row and resumed from its row file, rows iden
   // Rows of another study at a position are refused, naming the row.
   StudyRunControl wrong;
   wrong.done = {full.rows[1]};
-  CHECK_THROWS_WITH(run_study(s, fake, false, wrong), Catch::Contains("row 1 of the earlier run is tpu/batch=128"));
+  CHECK_THROWS_WITH(run_study(s, fake, false, wrong), Catch::Contains("row 1 of the earlier run is tpu/global_batch=1024(8x128)"));
   // A file that is not a row file names its line.
   const std::string bad = "/tmp/xpusim_test_compare_rows_bad.csv";
   std::ofstream(bad) << "option,target\n";
@@ -296,4 +299,125 @@ TEST_CASE("study: build, precision and data are typed once; an unknown build nam
   Study d = load_study(write_study("typed_default", head + opt + "throughput: predict}\n"));
   CHECK(!d.options[0].placement.build);  // none asked for: the device's default
   CHECK(d.options[0].data == DataSource::real);
+}
+
+namespace {
+// Two options on different hardware; `billing` is the study's billing line (may be empty).
+std::string two_option_study(const std::string& name, const std::string& billing, double epochs) {
+  return write_study(name, "name: " + name + "\n" + billing +
+                               "targets:\n  - {label: t, model: cnn10, dataset: cifar10, epochs: " + std::to_string(epochs) +
+                               "}\n"
+                               "defaults: {throughput: predict, data: real}\n"
+                               "options:\n"
+                               "  - {label: tpu, device: tpu_v2, count: 8, precision: bf16, batch: 16,"
+                               " offer: gcp_2018/cloud_tpu_v2-8}\n"
+                               "  - {label: gpus, device: v100_sxm2_16gb, count: 4, system: aws_p3_8xlarge,"
+                               " precision: mixed_fp16, batch: 256, offer: aws_2018/p3.8xlarge}\n");
+}
+std::string summary_text(const CompareResult& r) {
+  std::string out;
+  for (const auto& l : conclusion_lines(r, conclude(r), false)) out += l + "\n";
+  return out;
+}
+}  // namespace
+
+TEST_CASE("compare: an option that does not fit is neither costed nor headlined (issue 31)", "[costmodel][study]") {
+  Study s = load_study(two_option_study("oom", "", 100));
+  // The V100 option is 10x faster but out of memory; the TPU one fits.
+  ThroughputFn fake = [](const PredictRequest& r) {
+    StepReport rep;
+    rep.global_batch = r.batch_per_device * r.placement.count;
+    const bool gpu = r.placement.device == "v100_sxm2_16gb";
+    rep.throughput_samples_per_s = gpu ? 100000 : 10000;
+    rep.fits_in_memory = !gpu;
+    rep.memory_bytes = gpu ? 20000000000 : 1000000000;
+    rep.memory_capacity_bytes = 16000000000;
+    return rep;
+  };
+  CompareResult r = run_study(s, fake);
+  REQUIRE(r.rows.size() == 2);
+  const CompareRow& oom = r.rows[1];
+  CHECK_FALSE(oom.throughput_samples_per_s.has_value());
+  CHECK_FALSE(oom.hours_to_target.has_value());
+  CHECK_FALSE(oom.cost_to_target_usd.has_value());
+  CHECK_FALSE(oom.energy_kwh.has_value());
+  CHECK_THAT(oom.error, Catch::Contains("does not fit in device memory (20.0 GB needed per device, 16.0 GB available)"));
+  CHECK(r.rows[0].cost_to_target_usd.has_value());
+  auto cs = conclude(r);
+  REQUIRE(cs.size() == 1);
+  CHECK(cs[0].fastest.row == 0);
+  CHECK(cs[0].cheapest.row == 0);
+  CHECK(cs[0].fastest.runner_up == -1);   // the OOM option is no runner-up either
+  CHECK(cs[0].cheapest.runner_up == -1);
+  const std::string text = summary_text(r);
+  CHECK_THAT(text, Catch::Contains("fastest:  tpu"));
+  CHECK_THAT(text, !Catch::Contains("than gpus"));
+  CHECK_THAT(text, Catch::Contains("not costed: 1 of 2 rows: does not fit in device memory"));
+}
+
+TEST_CASE("compare: billing offer vs prorated, and no finding within billing rounding (issue 31)",
+          "[costmodel][study]") {
+  ThroughputFn fake = [](const PredictRequest& r) {
+    StepReport rep;
+    rep.global_batch = r.batch_per_device * r.placement.count;
+    rep.throughput_samples_per_s = r.placement.device == "v100_sxm2_16gb" ? 60000 : 50000;
+    return rep;
+  };
+  // One epoch of CIFAR-10 (50,000 images): 1 s on the TPU, 0.83 s on the V100s.
+  CompareResult offer = run_study(load_study(two_option_study("bill_offer", "", 1)), fake);
+  CompareResult prorated = run_study(load_study(two_option_study("bill_prorated", "billing: prorated\n", 1)), fake);
+  REQUIRE(offer.rows.size() == 2);
+  // The offers bill a 60 s minimum; prorated bills the seconds used.
+  CHECK(*offer.rows[0].billed_hours == Approx(60.0 / 3600));
+  CHECK(*prorated.rows[0].billed_hours == Approx(1.0 / 3600));
+  CHECK(*prorated.rows[0].cost_to_target_usd == Approx(*prorated.rows[0].hours_to_target * *prorated.rows[0].price_usd_per_h));
+  // Under the offers' minimum the TPU looks 1.8x cheaper ($0.11 vs $0.20): the whole gap is
+  // billing rounding, so the summary calls it a tie.
+  CHECK(billing_rounding_usd(offer.rows[1]) == Approx((60.0 - 50000.0 / 60000) / 3600 * 12.24 + 0.005));
+  CHECK_THAT(summary_text(offer), Catch::Contains("tied within billing rounding"));
+  CHECK_THAT(summary_text(offer), !Catch::Contains("cheaper than"));
+  CHECK_THAT(summary_text(offer), !Catch::Contains("won on"));  // a tie gives no reason for a winner
+  // A gap past the rounding is a finding: 1000 epochs (1000 s vs 833 s, billed per second).
+  CompareResult long_run = run_study(load_study(two_option_study("bill_long", "", 1000)), fake);
+  CHECK_THAT(summary_text(long_run), Catch::Contains("cheaper than"));
+  // The key takes only its two values.
+  CHECK_THAT(load_error(two_option_study("bill_bad", "billing: monthly\n", 1)), Catch::Contains("billing"));
+}
+
+TEST_CASE("compare and validate predict the same cells of the shipped studies (issue 31)", "[costmodel][study]") {
+  // Every CSV row that is a cell of a shipped study (same device, count, model, batch,
+  // precision, data and framework profile) gets the same throughput from `compare` (the
+  // study's option) and `validate` (the row's request): the studies name the framework their
+  // source used, so the two commands cannot disagree on a shared cell.
+  const auto rows = validation::read_reference_csv(std::string(XPUSIM_TEST_DATA_DIR) + "/reference/published_calibration.csv");
+  int shared = 0;
+  for (const char* name : {"cloud_cpu_vs_k80", "cifar10_2080ti_vs_tpu"}) {
+    Study s = load_study(std::string(XPUSIM_DEFAULT_CONFIG_DIR) + "/studies/" + name + ".yaml");
+    std::vector<PredictRequest> asked;
+    ThroughputFn spy = [&](const PredictRequest& r) {
+      asked.push_back(r);
+      return predict(r);
+    };
+    CompareResult r = run_study(s, spy);
+    for (const auto& row : rows) {
+      for (const auto& q : asked) {
+        if (q.placement.device != row.device || q.placement.count != row.num_devices.value_or(0) ||
+            q.model != row.model || q.batch_per_device != row.batch_per_device.value_or(0) ||
+            q.precision != row.precision || data_source_name(q.data) != row.data ||
+            q.placement.framework != row.framework)  // the study names the CSV's stack (pip/compiled included)
+          continue;
+        PredictRequest v = validation::request_for_row(row);
+        const double from_compare = predict(q).throughput_samples_per_s;
+        const double from_validate = predict(v).throughput_samples_per_s;
+        INFO(name << ": line " << row.line << " " << row.model << " x" << *row.num_devices << " batch "
+                  << *row.batch_per_device);
+        CHECK(from_compare == Approx(from_validate).epsilon(1e-9));
+        ++shared;
+        break;
+      }
+    }
+  }
+  // 16 cloud-CPU ratio rows (the K80 baseline rows are the study's k80 option) and 28 cnn10 rows:
+  // a study that named another framework than its CSV rows would share none of them.
+  CHECK(shared == 44);
 }

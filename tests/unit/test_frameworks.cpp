@@ -297,7 +297,10 @@ TEST_CASE("framework names come from an index that follows the profile directory
   profile("stack_b", "alias-b");
   CHECK(find_framework_file("alias-b", "analytical") == (dir / "frameworks" / "stack_b.yaml").string());
   CHECK_NOTHROW(check_framework_name("alias-b"));
-  CHECK_THROWS_WITH(find_framework_file("alias-a", "tpu_systemc"), Catch::Contains("profiles for it: none"));
+  CHECK_THROWS_WITH(find_framework_file("alias-a", "tpu_systemc"), Catch::Contains("may use: none"));
+  // The error lists the names a CSV may write (the aliases), not the profiles' file stems.
+  CHECK_THROWS_WITH(find_framework_file("alias-c", "analytical"),
+                    Catch::Contains("'alias-a', 'alias-b'") && !Catch::Contains("stack_a"));
   set_config_dir(previous);
   fs::remove_all(dir);
 }

@@ -275,7 +275,7 @@ TEST_CASE("validate: an unknown framework or baseline device is an error naming 
     FAIL("no error");
   } catch (const FieldError& e) {
     CHECK(e.field() == "framework");
-    CHECK_THAT(e.message(), Catch::StartsWith("no profile named 'no_such_framework' (profiles: "));
+    CHECK_THAT(e.message(), Catch::StartsWith("no profile named 'no_such_framework' (names a CSV or option may use: "));
   }
   // A profile given as a path must be one: a file of something else skipped every row too.
   const std::string not_profile = (cfg.path() / "not_a_profile.yaml").string();

@@ -1,0 +1,53 @@
+// Monitoring metrics of a predicted step (monitoring.hpp). What each tool measures:
+// - nvidia-smi "utilization.gpu": the share of the sample period in which at least one kernel
+//   was resident on the GPU, however few SMs it used. A step whose host side (Python loop,
+//   input pipeline) leaves the GPU waiting shows below 100 % even when its kernels are slow.
+// - nvidia-smi "utilization.memory": the share of the period the memory controller was busy.
+// - nvidia-smi "memory.used": what the allocator took, not what the step needs.
+// - top's CPU %: busy core-seconds over the period, as a share of every host core.
+#include "predict/monitoring.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/framework_spec.hpp"
+#include "engine/platform_spec.hpp"
+
+namespace xpusim {
+
+void apply_monitoring(const StepRequest& req, const OpGraph& g, StepReport& rep) {
+  const ResolvedPlacement& pl = req.placement;
+  const DeviceStep& d = rep.device_step;
+  if (!pl.device || pl.device->device_class != DeviceClass::accelerator || !pl.system || !pl.framework) return;
+  if (!d.ran || d.coupling != HostCoupling::prefetched || !(rep.step_time_s > 0)) return;
+  const FrameworkSpec& fw = *pl.framework;
+  const double step_s = rep.step_time_s;
+
+  // Kernel-resident time: the device's step (compute, memory and collective kernels, each op's
+  // launch tail) plus on-device decoding (DALI); the host's waits are not.
+  double kernel_s = d.device_s;
+  if (req.data == DataSource::real && fw.input_mode == InputMode::device_loader)
+    kernel_s += static_cast<double>(g.batch) * fw.device_decode_us_per_sample * 1e-6;
+  rep.extra["gpu_util_pct_smi"] = 100.0 * std::min(1.0, kernel_s / step_s);
+  auto mem = rep.utilization.find(Resource::memory);
+  rep.extra["gpu_mem_ctrl_util_pct"] = 100.0 * (mem == rep.utilization.end() ? 0.0 : mem->second);
+  const double reserved = fw.allocator_reserved_fraction * static_cast<double>(rep.memory_capacity_bytes);
+  rep.extra["gpu_mem_used_bytes"] =
+      static_cast<int64_t>(std::llround(std::max(reserved, static_cast<double>(rep.memory_bytes))));
+
+  // Host CPU: the input pipeline's work (its threads busy for the samples of a step), the
+  // framework's per-step Python work on one thread, and the host's launch/sync overhead.
+  const HostSpec& host = pl.system->host;
+  const double cores = std::max(1, host.cpu_cores);
+  double busy_core_s = fw.step_overhead_ms * 1e-3 +
+                       fw.device_step_overhead_ms * 1e-3 * static_cast<double>(pl.replicas - 1) +
+                       host.step_overhead_ms * 1e-3;
+  if (req.data == DataSource::real && fw.input_mode == InputMode::host_pipeline) {
+    const double threads = fw.input_threads > 0 ? std::min<double>(fw.input_threads, pl.input_feed.cores)
+                                                 : pl.input_feed.cores;
+    busy_core_s += req.host_batch_s * threads;
+  }
+  rep.extra["cpu_util_pct"] = 100.0 * std::min(1.0, busy_core_s / (step_s * cores));
+}
+
+}  // namespace xpusim
