@@ -48,6 +48,9 @@ const std::vector<FrameworkFieldScope>& framework_field_scopes() {
       {"tensor_efficiency_scale", {"analytical"}},
       {"memory_efficiency_scale", {"analytical"}},
       {"op_overhead_scale", {"analytical"}},
+      {"kernel_compute_efficiency_scale", {"analytical"}},  // the GPU kernel model's efficiencies
+      {"kernel_tensor_efficiency_scale", {"analytical"}},
+      {"kernel_memory_efficiency_scale", {"analytical"}},
       {"memory_overhead_fraction", {"analytical"}},  // the analytical memory estimate
       {"extra_weight_copies", {"analytical"}},
       {"flash_attention", {"analytical"}},           // the large-model planner (GPU decoders)
@@ -115,6 +118,20 @@ FrameworkSpec parse_framework_spec(const YAML::Node& root, const std::string& pa
                                        "bandwidth-bound kernel efficiency relative to the calibration stack", positive);
   f.op_overhead_scale = r.number("op_overhead_scale", 1.0, "x", "per-op overhead relative to the calibration stack",
                                  non_negative);
+  // Absent = 1: the kernel-model GPU's per-generation constants as fitted (no profile but
+  // pytorch_amp_dali and ngc_mxnet sets a roofline scale, so none changes by it).
+  f.kernel_compute_efficiency_scale =
+      r.number("kernel_compute_efficiency_scale", 1.0, "x",
+               "kernel-model GPUs: CUDA-core GEMM efficiency relative to the architecture's constants",
+               positive);
+  f.kernel_tensor_efficiency_scale =
+      r.number("kernel_tensor_efficiency_scale", 1.0, "x",
+               "kernel-model GPUs: tensor-core GEMM efficiency relative to the architecture's constants",
+               positive);
+  f.kernel_memory_efficiency_scale =
+      r.number("kernel_memory_efficiency_scale", 1.0, "x",
+               "kernel-model GPUs: bandwidth-bound efficiency relative to the architecture's constants",
+               positive);
   f.memory_overhead_fraction = r.number("memory_overhead_fraction", 0.0, "fraction",
                                         "allocator slack and framework copies over tensor memory", non_negative);
   f.extra_weight_copies = static_cast<int>(r.integer("extra_weight_copies", 0, "copies",

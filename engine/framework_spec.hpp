@@ -66,6 +66,13 @@ struct FrameworkSpec {
   double tensor_efficiency_scale = 1.0;   // tensor-core kernels (layout, fused casts)
   double memory_efficiency_scale = 1.0;   // bandwidth-bound kernels (fused BN + activation, NHWC)
   double op_overhead_scale = 1.0;         // per-op dispatch/launch overhead (asynchronous launch hides it)
+  // The same three for GPUs priced by the kernel model (docs/gpu_model.md), relative to its
+  // per-generation constants, which are fitted on a different stack and path than the
+  // roofline devices' (a scale fitted on V100 roofline rows overshoots on an A100: issue 29).
+  // 0 = not set: the roofline scale above applies.
+  double kernel_compute_efficiency_scale = 0;
+  double kernel_tensor_efficiency_scale = 0;
+  double kernel_memory_efficiency_scale = 0;
   // The resulting efficiencies are capped at 1 (a device's peak).
 
   // Memory (per device).

@@ -14,27 +14,27 @@ constexpr double kTiles[][2] = {{256, 128}, {128, 256}, {128, 128}, {128, 64}, {
 // The K-slice a stage of shared memory holds: 32 elements of 16-bit operands, 16 of 32-bit
 // (the same 64 bytes per row).
 double tile_k(double in_bytes) { return 64.0 / in_bytes; }
+// The most K slices a split-K kernel is priced with (a fixed bound keeps the pick monotone).
+constexpr double kMaxSplit = 64;
 }  // namespace
 
-KernelTime gemm_kernel_time_tile(const GemmShape& g, const GpuKernelRates& r, double tm, double tn) {
+namespace {
+
+// One tile shape with `split` K slices. A slice shorter than the minimum (8 K-steps) is padded
+// to it with zeros (a library would not split that finely): so for a fixed split the time
+// never falls as M, N, K or the batch grow.
+KernelTime price_split(const GemmShape& g, const GpuKernelRates& r, double tm, double tn, double ctas_per_sm,
+                       double split) {
   KernelTime t;
   t.tile_m = tm;
   t.tile_n = tn;
+  t.ctas_per_sm = ctas_per_sm;
   const double m = std::max(1.0, g.m), n = std::max(1.0, g.n), k = std::max(1.0, g.k), batch = std::max(1.0, g.batch);
   const double sms = std::max(1.0, r.sm_count);
-  // Concurrent CTAs per SM: shared memory for `stages` operand slices, registers for the fp32
-  // accumulators (one per output element) plus about half as many for operand fragments.
-  const double smem_per_cta = (tm + tn) * tile_k(g.in_bytes) * g.in_bytes * r.pipeline_stages;
-  const double by_smem = std::floor(r.smem_bytes_per_sm / smem_per_cta);
-  const double by_regs = std::floor(r.registers_per_sm / (1.5 * tm * tn));
-  t.ctas_per_sm = std::clamp(std::min(by_smem, by_regs), 1.0, 4.0);
   const double slots = sms * t.ctas_per_sm;
   const double out_tiles = std::ceil(m / tm) * std::ceil(n / tn) * batch;
-  // Split-K (cuBLAS/cuDNN for long-K, small-output products such as weight gradients): slice
-  // K until the slots are filled, keeping each slice at least 8 K-steps long.
-  const double max_split = std::max(1.0, std::floor(k / (8.0 * tile_k(g.in_bytes))));
-  t.split_k = std::clamp(std::floor(slots / out_tiles), 1.0, max_split);
-  const double k_slice = std::ceil(k / t.split_k);
+  t.split_k = split;
+  const double k_slice = split > 1 ? std::max(std::ceil(k / split), 8.0 * tile_k(g.in_bytes)) : k;
   t.tiles = out_tiles * t.split_k;
   t.waves = std::ceil(t.tiles / slots);
   // Math: the CTAs resident on an SM share its pipes; every wave lasts as long as a full one.
@@ -70,6 +70,32 @@ KernelTime gemm_kernel_time_tile(const GemmShape& g, const GpuKernelRates& r, do
   return t;
 }
 
+}  // namespace
+
+KernelTime gemm_kernel_time_tile(const GemmShape& g, const GpuKernelRates& r, double tm, double tn) {
+  const double m = std::max(1.0, g.m), n = std::max(1.0, g.n), batch = std::max(1.0, g.batch);
+  // Concurrent CTAs per SM: shared memory for `stages` operand slices, registers for the fp32
+  // accumulators (one per output element) plus about half as many for operand fragments.
+  const double smem_per_cta = (tm + tn) * tile_k(g.in_bytes) * g.in_bytes * r.pipeline_stages;
+  const double by_smem = std::floor(r.smem_bytes_per_sm / smem_per_cta);
+  const double by_regs = std::floor(r.registers_per_sm / (1.5 * tm * tn));
+  const double ctas = std::clamp(std::min(by_smem, by_regs), 1.0, 4.0);
+  const double slots = std::max(1.0, r.sm_count) * ctas;
+  const double out_tiles = std::ceil(m / tm) * std::ceil(n / tn) * batch;
+  // Split-K (cuBLAS/cuDNN for long-K, small-output products such as weight gradients): while
+  // the output tiles leave slots of the first wave empty, K may be cut into up to
+  // slots / tiles slices; the library's pick is the split with the least time (fewest slices
+  // on ties). The candidates shrink as the output grows and each one's time grows with M, N,
+  // K and the batch, so the least of them does too: the heuristic is monotone (issue 29).
+  const double most = std::min(std::floor(slots / out_tiles), kMaxSplit);
+  KernelTime best = price_split(g, r, tm, tn, ctas, 1);
+  for (double s = 2; s <= most; ++s) {
+    KernelTime t = price_split(g, r, tm, tn, ctas, s);
+    if (t.time_s() < best.time_s()) best = t;
+  }
+  return best;
+}
+
 namespace {
 KernelTime best_tile(const GemmShape& g, const GpuKernelRates& r) {
   KernelTime best;
@@ -84,19 +110,9 @@ KernelTime best_tile(const GemmShape& g, const GpuKernelRates& r) {
 }  // namespace
 
 KernelTime gemm_kernel_time(const GemmShape& g, const GpuKernelRates& r) {
-  KernelTime best = best_tile(g, r);
-  // A product can always run as a longer one with zero-padded K. Split-K's slice floor
-  // (8 K-steps) lets a longer K use more slices and finish sooner (a weight gradient at batch
-  // 2 beat batch 1: cifar10_cnn on an A100), so the next two K lengths that allow one more
-  // slice are priced too, and the least time is the kernel's: time never falls as K grows.
-  const double step = 8.0 * tile_k(g.in_bytes);
-  GemmShape p = g;
-  for (int more = 1; more <= 2; ++more) {
-    p.k = (std::floor(std::max(1.0, g.k) / step) + more) * step;
-    KernelTime t = best_tile(p, r);
-    if (t.time_s() < best.time_s()) best = t;
-  }
-  return best;
+  // Every candidate tile's time grows with M, N, K and the batch (gemm_kernel_time_tile), so
+  // the least of them does too: a weight gradient at batch 2 can no longer beat batch 1.
+  return best_tile(g, r);
 }
 
 }  // namespace xpusim::analytical

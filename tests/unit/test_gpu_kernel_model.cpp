@@ -133,6 +133,42 @@ TEST_CASE("the heuristic's tile: a small GEMM takes a small tile, a large one a 
   CHECK(wgrad.tiles == 4 * wgrad.split_k);
 }
 
+TEST_CASE("split-K takes the least time over the splits the first wave allows, and is monotone", "[kernel_model]") {
+  const ArchSpec a = load_arch_spec("ampere_ga100");
+  GpuKernelRates r = rates_for(a, 108, 312e12);
+  r.l2_bytes_s = 5120 * 1.41e9;
+  r.dram_bytes_s = 1.555e12;
+  // A weight gradient: 256 x 256 outputs, K = 200,704 (N*Ho*Wo). 128x128 tiles: 4 output tiles,
+  // 2 CTAs/SM x 108 = 216 slots, so up to 54 slices fit one wave. With s slices the math is one
+  // wave of 2 x 128 x 128 x ceil(K / s) x 2 CTAs at 312/108 TFLOP/s per SM; DRAM moves A and B
+  // once (256 x 200,704 x 2 B each) plus the output and s fp32 partials written and read
+  // (256 x 256 x (2 + 8 s) B) at 1.555 TB/s. s = 32: math 142.28 us < DRAM 143.04 us;
+  // s = 31: math 146.9 us; s = 33: DRAM 143.38 us. So 32 slices, 143.04 us.
+  const KernelTime t = gemm_kernel_time_tile(GemmShape{256, 256, 200704, 1, 2, 2}, r, 128, 128);
+  CHECK(t.split_k == 32);
+  CHECK(t.waves == 1);
+  const double dram = 2.0 * 256 * 200704 * 2 + 256.0 * 256 * (2 + 8 * 32);
+  CHECK(t.time_s() == Approx(dram / 1.555e12).epsilon(1e-9));
+  // Monotone: the time never falls as K, M or the batch grow (the former rule, "slice until the
+  // slots are full, each slice at least 8 K-steps", let K = 512 beat K = 511).
+  for (double n : {64.0, 256.0, 1024.0}) {
+    double prev = 0;
+    for (double k = 64; k <= 8192; k += 61) {
+      const double now = gemm_kernel_time(GemmShape{n, 576, k, 1, 2, 2}, r).time_s();
+      INFO("n " << n << " k " << k);
+      CHECK(now >= prev);
+      prev = now;
+    }
+    prev = 0;
+    for (double m = 8; m <= 8192; m += 37) {
+      const double now = gemm_kernel_time(GemmShape{m, n, 4608, 1, 2, 2}, r).time_s();
+      INFO("n " << n << " m " << m);
+      CHECK(now >= prev);
+      prev = now;
+    }
+  }
+}
+
 namespace {
 
 std::string temp_device(const std::string& stem, const std::string& body) {
