@@ -9,7 +9,7 @@ int64_t conv_out(int64_t in, int k, int s, int p, int d) { return (in + 2 * p - 
 }  // namespace
 
 ModelBuilder::ModelBuilder(OpGraph& g, int64_t batch, Precision precision)
-    : g_(g), batch_(batch), act_(activation_dtype(precision)) {
+    : g_(g), batch_(batch), act_(activation_dtype(precision)), gemm_(gemm_input_dtype(precision)) {
   g_.batch = batch;
   g_.precision = precision;
 }
@@ -190,7 +190,7 @@ int ModelBuilder::dense(int x, int64_t units, bool bias, const std::string& name
   Shape out = sh;
   out.back() = units;
   int y = act_tensor(name, out);
-  add(OpKind::MatMul, name, at, in, {y});
+  gemm_precision(add(OpKind::MatMul, name, at, in, {y}));
   return y;
 }
 
@@ -213,7 +213,7 @@ int ModelBuilder::dense_with(int x, int w, bool trans_w, bool bias, const std::s
   Shape out = sh;
   out.back() = units;
   int y = act_tensor(name, out);
-  add(OpKind::MatMul, name, at, in, {y});
+  gemm_precision(add(OpKind::MatMul, name, at, in, {y}));
   return y;
 }
 
@@ -333,19 +333,38 @@ int ModelBuilder::lstm(int x, int64_t hidden, bool return_sequences, bool revers
 }
 
 int ModelBuilder::layer_norm(int x, const std::string& name, double eps) {
+  return layer_norm(x, name, eps, true, false);
+}
+
+int ModelBuilder::layer_norm(int x, const std::string& name, double eps, bool bias, bool rms) {
   const Shape s = shape(x);  // a copy: adding tensors below may reallocate the tensor list
   if (s.size() < 2) throw InternalError(name + ": layer norm needs [..., D]");
   const int64_t d = s.back();
   const int64_t rows = g_.tensor(x).desc.numel() / d;
   OpAttrs at;
   at.eps = eps;
-  int gamma = weight(name + ".weight", {d});
-  int beta = weight(name + ".bias", {d});
+  at.rms = rms;
+  std::vector<int> in{x, weight(name + ".weight", {d})};
+  if (bias) in.push_back(weight(name + ".bias", {d}));
   int y = act_tensor(name, s);
-  // Per-row statistics are saved for the backward pass.
+  // Per-row statistics are saved for the backward pass (an RMSNorm's mean is 0).
   int mean = g_.add_tensor(name + ".mean", {{rows}, DType::fp32}, TensorRole::aux);
   int rstd = g_.add_tensor(name + ".rstd", {{rows}, DType::fp32}, TensorRole::aux);
-  add(OpKind::LayerNorm, name, at, {x, gamma, beta}, {y, mean, rstd});
+  add(OpKind::LayerNorm, name, at, in, {y, mean, rstd});
+  return y;
+}
+
+int ModelBuilder::expert_dense(int x, int64_t units, const std::string& name) {
+  const Shape sh = shape(x);  // a copy: adding tensors below may reallocate the tensor list
+  if (sh.size() != 3) throw InternalError(name + ": expert dense needs [E, C, K]");
+  OpAttrs at;
+  at.m = sh[1];
+  at.n = units;
+  at.k = sh[2];
+  at.batches = sh[0];
+  std::vector<int> in{x, weight(name + ".weight", {sh[0], sh[2], units})};
+  int y = act_tensor(name, {sh[0], sh[1], units});
+  gemm_precision(add(OpKind::MatMul, name, at, in, {y}));
   return y;
 }
 

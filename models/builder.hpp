@@ -61,6 +61,11 @@ class ModelBuilder {
   int lstm(int x, int64_t hidden, bool return_sequences, bool reverse, const std::string& name);
   // Transformer ops. All act on the last axis of [..., D] activations.
   int layer_norm(int x, const std::string& name, double eps = 1e-5);  // weights gamma, beta [D]
+  // A layer norm with or without beta, or an RMSNorm (gamma only, no mean subtraction).
+  int layer_norm(int x, const std::string& name, double eps, bool bias, bool rms);
+  // Mixture-of-experts GEMM: x [E, C, K] (C tokens dispatched to each of E experts) times one
+  // weight [E, K, units] per expert -> [E, C, units]; a batched MatMul (a grouped GEMM).
+  int expert_dense(int x, int64_t units, const std::string& name);
   // Multi-head scaled dot-product attention core: q [N, Tq, D], k and v [N, Tk, D] (already
   // projected) -> [N, Tq, D]; heads split D. The probabilities [N, H, Tq, Tk] are saved.
   int attention(int q, int k, int v, int64_t heads, bool causal, const std::string& name);
@@ -84,11 +89,14 @@ class ModelBuilder {
   int weight(const std::string& name, Shape shape);
   int act_tensor(const std::string& name, Shape shape);
   int add(OpKind kind, const std::string& name, OpAttrs attrs, std::vector<int> in, std::vector<int> out);
+  // A layer's GEMM (x times a weight): under Precision::fp8 it computes in fp8.
+  void gemm_precision(int op) { g_.op_mut(op).compute_dtype = gemm_; }
   void seal_inputs();
 
   OpGraph& g_;
   int64_t batch_;
   DType act_;
+  DType gemm_;  // dense layers' compute type: fp8 under Precision::fp8 (weights read as fp8 copies)
   std::vector<int> pending_inputs_;
   bool sealed_ = false;
 };

@@ -5,7 +5,8 @@
 
 namespace xpusim {
 
-enum class DType { fp32, fp16, bf16, int32, uint8 };
+// fp8: one byte, E4M3 or E5M2 (Micikevicius et al. 2022); the storage of fp8 GEMM operands.
+enum class DType { fp32, fp16, bf16, int32, uint8, fp8 };
 
 inline int64_t dtype_bytes(DType t) {
   switch (t) {
@@ -14,6 +15,7 @@ inline int64_t dtype_bytes(DType t) {
     case DType::bf16: return 2;
     case DType::int32: return 4;
     case DType::uint8: return 1;
+    case DType::fp8: return 1;
   }
   return 4;
 }
@@ -25,6 +27,7 @@ inline const char* dtype_name(DType t) {
     case DType::bf16: return "bf16";
     case DType::int32: return "int32";
     case DType::uint8: return "uint8";
+    case DType::fp8: return "fp8";
   }
   return "?";
 }
@@ -35,14 +38,20 @@ inline const char* dtype_name(DType t) {
 //   bf16        bf16 activations and matmul inputs, fp32 accumulation and master weights (TPU)
 //   mixed_fp16  fp16 activations on tensor cores, fp32 master weights, loss scaling ("mixed")
 //   mixed_bf16  bf16 activations on tensor cores, fp32 master weights
-enum class Precision { fp32, tf32, bf16, mixed_fp16, mixed_bf16 };
+//   fp8         mixed_bf16 with the GEMMs on fp8 tensor cores (Transformer Engine: fp8 GEMM
+//               inputs, bf16 elsewhere, fp32 master weights); devices list it where their
+//               architecture has fp8 tensor cores (Ada, Hopper and later)
+enum class Precision { fp32, tf32, bf16, mixed_fp16, mixed_bf16, fp8 };
 
 // Accepts the CSV spellings ("mixed" = mixed_fp16). Returns false on unknown names.
 bool parse_precision(const std::string& s, Precision& out);
 const char* precision_name(Precision p);
 // Storage type of activations (and of matmul/conv inputs) under a precision.
 DType activation_dtype(Precision p);
-// "fp32|tf32|bf16|mixed_fp16|mixed_bf16|mixed" for help texts.
+// Storage type of fp8-capable GEMM inputs under a precision: fp8 for Precision::fp8, else
+// the activation type.
+DType gemm_input_dtype(Precision p);
+// "fp32|tf32|bf16|mixed_fp16|mixed_bf16|mixed|fp8" for help texts.
 const char* precision_choices();
 
 }  // namespace xpusim

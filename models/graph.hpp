@@ -86,8 +86,10 @@ struct OpAttrs {
   // Attention: heads share the model width D (head dim D / heads); causal masks key j > query i.
   int64_t heads = 1;
   bool causal = false;
-  // Layer norm epsilon.
+  // Layer norm epsilon; rms: RMSNorm (no mean subtraction; Zhang & Sennrich 2019). A layer
+  // norm without a bias (RMSNorm, MPT's LayerNorm) has inputs {x, gamma} and outputs no dbeta.
   double eps = 1e-5;
+  bool rms = false;
   // Transpose: output axis i is input axis perm[i].
   std::vector<int> perm;
   // Scale: y = alpha x.

@@ -16,8 +16,8 @@ int64_t mlp_params(const LlmShape& s) {
 }
 
 int64_t block_params(const LlmShape& s, int64_t experts_counted) {
-  const int64_t d = s.hidden, kv = s.kv_heads * s.head_dim(), b = s.bias ? 1 : 0;
-  const int64_t attention = d * d + 2 * d * kv + d * d + b * (d + 2 * kv + d);
+  const int64_t d = s.hidden, q = s.attention_width(), kv = s.kv_heads * s.head_dim(), b = s.bias ? 1 : 0;
+  const int64_t attention = d * q + 2 * d * kv + q * d + b * (q + 2 * kv + d);
   const int64_t router = s.moe() ? d * s.experts : 0;
   return attention + 2 * norm_params(s) + router + experts_counted * mlp_params(s);
 }

@@ -17,6 +17,7 @@ struct LlmShape {
   int64_t hidden = 0;          // model width d
   int64_t heads = 0;           // query heads
   int64_t kv_heads = 0;        // key/value heads: = heads (MHA), < heads (GQA), 1 (MQA)
+  int64_t attention_head_dim = 0;  // width of one head when heads x it != hidden (MaxText); 0 = hidden / heads
   int64_t ffn_hidden = 0;      // MLP inner width (per expert for MoE)
   int64_t vocab = 0;
   int64_t max_positions = 0;   // learned position table rows (0 when rotary / ALiBi)
@@ -30,7 +31,8 @@ struct LlmShape {
   int64_t top_k = 1;           // experts each token is routed to
   double capacity_factor = 1.0;
 
-  int64_t head_dim() const { return heads > 0 ? hidden / heads : 0; }
+  int64_t head_dim() const { return attention_head_dim > 0 ? attention_head_dim : heads > 0 ? hidden / heads : 0; }
+  int64_t attention_width() const { return heads * head_dim(); }  // q and attention output width
   bool moe() const { return experts > 1; }
 };
 

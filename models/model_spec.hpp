@@ -18,9 +18,10 @@ namespace xpusim {
 struct ModelSpec;
 
 // A family parses its `params:` mapping once and returns the function that builds the
-// forward graph from those parsed parameters.
+// forward graph from those parsed parameters. It may fill the spec's family-derived fields
+// (the transformer family sets `llm`); the fields above `params` are read when it runs.
 using ModelBuildFn = std::function<void(ModelBuilder&, const ModelSpec&)>;
-using FamilyParser = std::function<ModelBuildFn(SpecReader& params)>;
+using FamilyParser = std::function<ModelBuildFn(SpecReader& params, ModelSpec& spec)>;
 
 // What one sample is: an image [C, H, W] or a sequence [T] of tokens or feature vectors.
 enum class ModelTask { image, sequence };
@@ -47,6 +48,9 @@ struct ModelSpec {
   // Decoder-only language models (the transformer family with a causal LM head): the closed-form
   // shape the large-model layer plans with (models/llm_shape.hpp); empty for every other model.
   std::optional<LlmShape> llm;
+  // A learned position table as long as the run's sequence (llm-foundry's max_seq_len):
+  // apply_seq_len (models/zoo_seq_len.hpp) sets llm->max_positions with the sequence length.
+  bool positions_follow_seq_len = false;
   ModelBuildFn build;
 };
 

@@ -210,13 +210,17 @@ class Lowering {
         return;
       }
       case OpKind::LayerNorm: {
+        // A norm without beta (RMSNorm, MPT's LayerNorm) has no dbeta output.
         int x = op.inputs[0];
-        int dx = grad_tensor(x), dg = grad_tensor(op.inputs[1]), db = grad_tensor(op.inputs[2]);
-        emit(OpKind::LayerNormBackward, bname, op.attrs, {dy, x, op.inputs[1], op.outputs[1], op.outputs[2]},
-             {dx, dg, db}, i, Phase::backward);
+        const bool beta = op.inputs.size() > 2;
+        int dx = grad_tensor(x), dg = grad_tensor(op.inputs[1]);
+        std::vector<int> outs{dx, dg};
+        if (beta) outs.push_back(grad_tensor(op.inputs[2]));
+        emit(OpKind::LayerNormBackward, bname, op.attrs, {dy, x, op.inputs[1], op.outputs[1], op.outputs[2]}, outs, i,
+             Phase::backward);
         contribute(x, dx);
         contribute(op.inputs[1], dg);
-        contribute(op.inputs[2], db);
+        if (beta) contribute(op.inputs[2], outs[2]);
         return;
       }
       case OpKind::Attention: {

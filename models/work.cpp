@@ -153,13 +153,15 @@ Work count_work(const OpGraph& g, const OpNode& op) {
       break;
     }
     case OpKind::LayerNorm:
-      // per row: mean (1/elem), variance (3/elem), normalise (2/elem), affine (2/elem); one rsqrt
-      w.flops = 8.0 * numel(g, op.inputs[0]);
+      // per row: mean (1/elem), variance (3/elem), normalise (2/elem), affine (2/elem); one rsqrt.
+      // Without beta the affine is 1/elem; an RMSNorm has no mean: squares and sum (2), scale (2).
+      w.flops = (a.rms ? 4.0 : op.inputs.size() > 2 ? 8.0 : 7.0) * numel(g, op.inputs[0]);
       w.transcendentals = static_cast<double>(numel(g, op.outputs[1]));
       break;
     case OpKind::LayerNormBackward:
-      // dgamma, dbeta reductions (4/elem) and dx = r*(g*dy - mean(g*dy) - xhat*mean(g*dy*xhat)) (7/elem)
-      w.flops = 11.0 * numel(g, op.inputs[0]);
+      // dgamma, dbeta reductions (4/elem) and dx = r*(g*dy - mean(g*dy) - xhat*mean(g*dy*xhat)) (7/elem);
+      // no dbeta: 1/elem less; an RMSNorm's dx has no mean(g*dy) term: 2/elem less.
+      w.flops = (11.0 - (op.outputs.size() > 2 ? 0.0 : 1.0) - (a.rms ? 2.0 : 0.0)) * numel(g, op.inputs[0]);
       break;
     case OpKind::Attention: {
       // Per head: S = Q K^T (2 Tq Tk dh), P = softmax(S / sqrt(dh)) (scale, max, subtract, exp,

@@ -22,6 +22,7 @@ void apply_seq_len(ModelSpec& spec, int64_t seq_len) {
                                     "): a sequence length applies to Transformer models only");
   spec.input[0] = seq_len;
   spec.tokens_per_sample = seq_len;
+  if (spec.llm && spec.positions_follow_seq_len) spec.llm->max_positions = seq_len;
 }
 
 ModelSpec find_model(const std::string& name_or_path, const OnnxImportOptions& onnx) {

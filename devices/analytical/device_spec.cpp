@@ -189,6 +189,8 @@ void read_architecture(SpecReader& r, DeviceSpec& d, Num& num) {
     if ((tf32 && !a.has(MathDtype::tensor_tf32)) || (bf16 && !a.has(MathDtype::tensor_bf16)))
       r.fail("precisions", "precision " + p + " needs " + (tf32 ? "TF32" : "bf16") + " tensor cores, which architecture " +
                                a.name + " lacks (Ampere and later)");
+    if (p == "fp8" && !a.has(MathDtype::tensor_fp8))
+      r.fail("precisions", "precision fp8 needs fp8 tensor cores, which architecture " + a.name + " lacks (Ada, Hopper and later)");
   }
   const std::optional<double> need = a.kernel_model ? std::nullopt : std::optional<double>(0.0);
   auto non_negative = [](double v) { return v >= 0 ? "" : "must be >= 0"; };

@@ -322,7 +322,8 @@ OpCost OpCostModel::on_AllReduce(const OpGraph& g, int op) {
   c.comm_bytes = static_cast<double>(g.tensor(g.op(op).inputs[0]).desc.bytes());
   // Mixed precision: a framework that exchanges gradients in the 16-bit compute type moves
   // half the bytes of the fp32 master gradients (FrameworkSpec::exchange_in_compute_precision).
-  const bool mixed = g.precision == Precision::mixed_fp16 || g.precision == Precision::mixed_bf16;
+  const bool mixed =
+      g.precision == Precision::mixed_fp16 || g.precision == Precision::mixed_bf16 || g.precision == Precision::fp8;
   if (mixed && r_.exchange_in_compute_precision && g.tensor(g.op(op).inputs[0]).desc.dtype == DType::fp32)
     c.comm_bytes *= 0.5;
   c.overhead_s = r_.op_overhead_s;

@@ -12,6 +12,7 @@ double tensor_peak_tflops(const DeviceSpec& d, Precision p) {
     case Precision::mixed_fp16: return d.tensor_fp16_tflops;
     case Precision::bf16:
     case Precision::mixed_bf16: return d.tensor_bf16_tflops;
+    case Precision::fp8: return d.tensor_fp8_tflops;  // fp8 GEMMs (Transformer Engine)
   }
   return 0;
 }

@@ -66,11 +66,12 @@ void softmax_row(float* r, int64_t len, int64_t valid) {
 
 // y = (x - mean) * rstd * gamma + beta over the last axis; saves mean and rstd per row.
 void Runner::on_LayerNorm(const OpGraph& g, int i) {
-  const OpNode& op = g.op(i);  // in: {x, gamma, beta}; out: {y, mean, rstd}
+  const OpNode& op = g.op(i);  // in: {x, gamma[, beta]}; out: {y, mean, rstd}
   const int64_t d = g.tensor(op.inputs[0]).desc.shape.back(), rows = numel(op.inputs[0]) / d;
   const float* x = ptr(op.inputs[0]);
   const float* gamma = ptr(op.inputs[1]);
-  const float* beta = ptr(op.inputs[2]);
+  const float* beta = op.inputs.size() > 2 ? ptr(op.inputs[2]) : nullptr;  // none: MPT, RMSNorm
+  const bool rms = op.attrs.rms;
   float* y = ptr(op.outputs[0]);
   float* mean = ptr(op.outputs[1]);
   float* rstd = ptr(op.outputs[2]);
@@ -80,7 +81,7 @@ void Runner::on_LayerNorm(const OpGraph& g, int i) {
     const float* xr = x + r * d;
     double s = 0;
     for (int64_t j = 0; j < d; ++j) s += xr[j];
-    const double mu = s / static_cast<double>(d);
+    const double mu = rms ? 0.0 : s / static_cast<double>(d);  // RMSNorm: x / rms(x)
     double v = 0;  // two passes: no cancellation when |mean| >> std
     for (int64_t j = 0; j < d; ++j) v += (xr[j] - mu) * (xr[j] - mu);
     const double rs = 1.0 / std::sqrt(v / static_cast<double>(d) + eps);
@@ -88,14 +89,14 @@ void Runner::on_LayerNorm(const OpGraph& g, int i) {
     rstd[r] = static_cast<float>(rs);
     const float m = static_cast<float>(mu), rsf = static_cast<float>(rs);
     float* yr = y + r * d;
-    for (int64_t j = 0; j < d; ++j) yr[j] = (xr[j] - m) * rsf * gamma[j] + beta[j];
+    for (int64_t j = 0; j < d; ++j) yr[j] = (xr[j] - m) * rsf * gamma[j] + (beta ? beta[j] : 0.0f);
   }
 }
 
 // With xh = (x - mean) rstd and g = gamma dy: dx = rstd (g - mean(g) - xh mean(g xh)),
 // dgamma = sum over rows of dy xh, dbeta = sum over rows of dy.
 void Runner::on_LayerNormBackward(const OpGraph& g, int i) {
-  const OpNode& op = g.op(i);  // in: {dy, x, gamma, mean, rstd}; out: {dx, dgamma, dbeta}
+  const OpNode& op = g.op(i);  // in: {dy, x, gamma, mean, rstd}; out: {dx, dgamma[, dbeta]}
   const int64_t d = g.tensor(op.inputs[1]).desc.shape.back(), rows = numel(op.inputs[1]) / d;
   const float* dy = ptr(op.inputs[0]);
   const float* x = ptr(op.inputs[1]);
@@ -104,7 +105,8 @@ void Runner::on_LayerNormBackward(const OpGraph& g, int i) {
   const float* rstd = ptr(op.inputs[4]);
   float* dx = ptr(op.outputs[0]);
   float* dgamma = ptr(op.outputs[1]);
-  float* dbeta = ptr(op.outputs[2]);
+  float* dbeta = op.outputs.size() > 2 ? ptr(op.outputs[2]) : nullptr;
+  const bool rms = op.attrs.rms;  // mean 0: dx = rstd (g - xh mean(g xh))
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
     const float* dyr = dy + r * d;
@@ -116,7 +118,7 @@ void Runner::on_LayerNormBackward(const OpGraph& g, int i) {
       sg += gj;
       sgx += gj * ((xr[j] - m) * rs);
     }
-    const float mg = static_cast<float>(sg / static_cast<double>(d)), mgx = static_cast<float>(sgx / static_cast<double>(d));
+    const float mg = rms ? 0.0f : static_cast<float>(sg / static_cast<double>(d)), mgx = static_cast<float>(sgx / static_cast<double>(d));
     float* dxr = dx + r * d;
     for (int64_t j = 0; j < d; ++j) dxr[j] = rs * (gamma[j] * dyr[j] - mg - (xr[j] - m) * rs * mgx);
   }
@@ -139,7 +141,7 @@ void Runner::on_LayerNormBackward(const OpGraph& g, int i) {
     }
     for (int64_t j = j0; j < j1; ++j) {
       dgamma[j] = static_cast<float>(ag[j - j0]);
-      dbeta[j] = static_cast<float>(ab[j - j0]);
+      if (dbeta) dbeta[j] = static_cast<float>(ab[j - j0]);
     }
   }
 }

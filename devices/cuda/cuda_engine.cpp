@@ -44,6 +44,7 @@ bool has_tensor_cores_for(Precision p, const cudaDeviceProp& prop) {
   // TF32 and bf16 tensor cores arrived with Ampere (compute capability 8.0); fp16 with Volta (7.0).
   if (p == Precision::tf32 || p == Precision::bf16 || p == Precision::mixed_bf16) return prop.major >= 8;
   if (p == Precision::mixed_fp16) return prop.major >= 7;
+  if (p == Precision::fp8) return false;  // this backend runs no fp8 GEMMs (the analytical engine prices them)
   return true;
 }
 

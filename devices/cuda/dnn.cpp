@@ -19,6 +19,7 @@ cudnnDataType_t cudnn_type(DType t) {
     case DType::bf16: return CUDNN_DATA_BFLOAT16;
     case DType::int32: return CUDNN_DATA_INT32;
     case DType::uint8: return CUDNN_DATA_UINT8;
+    case DType::fp8: break;  // no fp8 convolutions: the model side only (models/dtype.hpp)
   }
   return CUDNN_DATA_FLOAT;
 }

@@ -70,6 +70,9 @@ struct HeadsGemm {
 
 void Replica::on_LayerNorm(const OpGraph& g, int op) {
   const OpNode& n = g.op(op);  // in: x, gamma, beta; out: y, mean, rstd
+  // The CUDA kernels implement the affine LayerNorm only (the models this backend runs).
+  if (n.inputs.size() < 3 || n.attrs.rms)
+    throw UnavailableError("cuda backend: " + n.name + ": RMSNorm and bias-free layer norms are not implemented");
   const int64_t d = last_dim(shape(n.inputs[0]));
   k_layer_norm_forward(P(n.inputs[0]), dtype(n.inputs[0]), static_cast<const float*>(P(n.inputs[1])),
                        static_cast<const float*>(P(n.inputs[2])), numel(n.inputs[0]) / d, d,

@@ -60,7 +60,7 @@ ModelSpec load_model_spec(const std::string& path) {
                                                    (image ? " (input [C, H, W])" : " (input [T])"));
   }
   SpecReader pr(params ? params : YAML::Node(YAML::NodeType::Map), path, "params");
-  s.build = it->parse(pr);
+  s.build = it->parse(pr, s);
   pr.finish();
   if (it->token_throughput && s.task == ModelTask::sequence) s.tokens_per_sample = s.input[0];
   return s;

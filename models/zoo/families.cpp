@@ -2,19 +2,26 @@
 
 namespace xpusim {
 
+namespace {
+// A family whose parser reads only its params (every family but the transformer's).
+FamilyParser plain(ModelBuildFn (*parse)(SpecReader&)) {
+  return [parse](SpecReader& r, ModelSpec&) { return parse(r); };
+}
+}  // namespace
+
 const std::vector<FamilyEntry>& model_families() {
   static const std::vector<FamilyEntry> families = {
-      {"resnet", "ResNet v1.5 (torchvision): bottleneck or basic blocks", ModelTask::image, zoo::parse_resnet},
-      {"wide_resnet", "Wide ResNet (Zagoruyko & Komodakis 2016), pre-activation, CIFAR", ModelTask::image, zoo::parse_wide_resnet},
-      {"vgg", "VGG (torchvision, no batch-norm)", ModelTask::image, zoo::parse_vgg},
-      {"alexnet", "AlexNet (torchvision one-tower variant)", ModelTask::image, zoo::parse_alexnet},
-      {"inception_v3", "Inception v3 (torchvision, with auxiliary logits)", ModelTask::image, zoo::parse_inception_v3},
-      {"inception_v4", "Inception v4 (Szegedy et al. 2017; TF-Slim, no auxiliary head)", ModelTask::image, zoo::parse_inception_v4},
-      {"sequential", "a list of layers in YAML (Keras Sequential style)", std::nullopt, zoo::parse_sequential},
-      {"ncf", "Neural collaborative filtering, NeuMF (He et al. 2017; MLPerf)", ModelTask::sequence, zoo::parse_ncf},
-      {"word2vec", "word2vec skip-gram with sampled (NCE) loss", ModelTask::sequence, zoo::parse_word2vec},
-      {"gnmt", "GNMT: LSTM encoder-decoder with attention (Wu et al. 2016; MLPerf)", ModelTask::sequence, zoo::parse_gnmt},
-      {"transformer", "Transformer encoder/decoder: BERT (post-LN) and GPT-2 (pre-LN, causal) styles", ModelTask::sequence,
+      {"resnet", "ResNet v1.5 (torchvision): bottleneck or basic blocks", ModelTask::image, plain(zoo::parse_resnet)},
+      {"wide_resnet", "Wide ResNet (Zagoruyko & Komodakis 2016), pre-activation, CIFAR", ModelTask::image, plain(zoo::parse_wide_resnet)},
+      {"vgg", "VGG (torchvision, no batch-norm)", ModelTask::image, plain(zoo::parse_vgg)},
+      {"alexnet", "AlexNet (torchvision one-tower variant)", ModelTask::image, plain(zoo::parse_alexnet)},
+      {"inception_v3", "Inception v3 (torchvision, with auxiliary logits)", ModelTask::image, plain(zoo::parse_inception_v3)},
+      {"inception_v4", "Inception v4 (Szegedy et al. 2017; TF-Slim, no auxiliary head)", ModelTask::image, plain(zoo::parse_inception_v4)},
+      {"sequential", "a list of layers in YAML (Keras Sequential style)", std::nullopt, plain(zoo::parse_sequential)},
+      {"ncf", "Neural collaborative filtering, NeuMF (He et al. 2017; MLPerf)", ModelTask::sequence, plain(zoo::parse_ncf)},
+      {"word2vec", "word2vec skip-gram with sampled (NCE) loss", ModelTask::sequence, plain(zoo::parse_word2vec)},
+      {"gnmt", "GNMT: LSTM encoder-decoder with attention (Wu et al. 2016; MLPerf)", ModelTask::sequence, plain(zoo::parse_gnmt)},
+      {"transformer", "Transformer encoder/decoder: BERT, GPT-2/3, MPT, Llama (RMSNorm, SwiGLU, rotary, GQA), Mixtral (MoE)", ModelTask::sequence,
        zoo::parse_transformer, /*token_throughput=*/true},
   };
   return families;

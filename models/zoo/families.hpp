@@ -14,7 +14,7 @@ ModelBuildFn parse_sequential(SpecReader& p);
 ModelBuildFn parse_ncf(SpecReader& p);
 ModelBuildFn parse_word2vec(SpecReader& p);
 ModelBuildFn parse_gnmt(SpecReader& p);
-ModelBuildFn parse_transformer(SpecReader& p);
+ModelBuildFn parse_transformer(SpecReader& p, ModelSpec& spec);
 
 // Largest layer size (channels, units, kernel, vocabulary) a model file may give: the
 // builder works in int, and OpGraph::add_tensor bounds the products.
