@@ -375,40 +375,9 @@ Const fold_node(const Node& node, const std::vector<Const>& in, int64_t /*opset*
     one.v.assign(static_cast<size_t>(count(s)), 0.0);
     return elementwise({in[0], one}, in[0].type, [](const double* a) { return a[0]; });
   }
-  // ScatterND (Swin's shifted-window mask, `mask[h0:h1, w0:w1] = k` on a zeros tensor):
-  // data with the slices named by the last axis of indices replaced by (or reduced with) updates.
   if (op == "ScatterND") {
     need(3);
-    const Const& d = in[0];
-    const Shape& is = in[1].shape;
-    if (is.empty() || is.back() < 1 || is.back() > static_cast<int64_t>(d.shape.size()))
-      throw Bad("ScatterND indices " + shape_str(is) + " do not index data " + shape_str(d.shape));
-    const size_t k = static_cast<size_t>(is.back());
-    Shape us(is.begin(), is.end() - 1);
-    us.insert(us.end(), d.shape.begin() + static_cast<std::ptrdiff_t>(k), d.shape.end());
-    if (in[2].shape != us) throw Bad("ScatterND updates are " + shape_str(in[2].shape) + ", expected " + shape_str(us));
-    const Attribute* red = attr(node, "reduction");
-    const std::string how = red ? red->s : "none";
-    if (how != "none" && how != "add" && how != "mul" && how != "max" && how != "min")
-      throw Bad("ScatterND reduction '" + how + "' is not one of none, add, mul, max, min");
-    const auto idx = ints_of(in[1]);
-    const auto st = strides_of(d.shape);
-    const int64_t slice = k < d.shape.size() ? st[k - 1] : 1;
-    Const r = d;
-    for (size_t j = 0; j * k < idx.size(); ++j) {
-      int64_t off = 0;
-      for (size_t a = 0; a < k; ++a) {
-        int64_t i = idx[j * k + a], dim = d.shape[a];
-        if (i < -dim || i >= dim) throw Bad("ScatterND index " + std::to_string(i) + " out of range");
-        off += (i < 0 ? i + dim : i) * st[a];
-      }
-      for (int64_t e = 0; e < slice; ++e) {
-        double& o = r.v[static_cast<size_t>(off + e)];
-        const double u = in[2].v[static_cast<size_t>(static_cast<int64_t>(j) * slice + e)];
-        o = how == "add" ? o + u : how == "mul" ? o * u : how == "max" ? std::max(o, u) : how == "min" ? std::min(o, u) : u;
-      }
-    }
-    return r;
+    return fold_scatter_nd(node, in);
   }
   if (op == "Where") {
     need(3);
