@@ -5,9 +5,14 @@ GPT-style modules, imports each with xpusim and checks it.
 
   onnx_corpus.py export OUT_DIR [NAME ...]     export (cached: skipped when NAME.json has this
                                                script's EXPORT_VERSION) and write NAME.json
-  onnx_corpus.py check XPUSIM OUT_DIR [--set small|large|all] [--min-pass PCT] [NAME ...]
+  onnx_corpus.py check XPUSIM OUT_DIR [--set default|large|all] [--min-pass PCT] [NAME ...]
                                                export what is missing, then check each model
-  onnx_corpus.py list [--set small|large|all]  the model names
+  onnx_corpus.py list [--set default|large|all]  the model names
+
+Exports are cached under OUT_DIR/torch-VERSION_torchvision-VERSION/ (another torch or
+torchvision exports afresh beside them). The "default" set (ctest -L onnx) is one or two
+models of every family, chosen so that a cold run (exports included) fits ctest's budget;
+"large" (ctest -L onnx_large) is every other model; together they are the whole corpus.
 
 Per model the check asserts: the import succeeds; the parameter count equals the torch
 module's trainable parameters exactly; the forward FLOPs of the products (below) are within
@@ -34,7 +39,9 @@ Segmentation models return a dict: the corpus exports its "out" logits [N, C, H,
 flattened to per-pixel logits [N, H*W, C] so xpusim can attach a per-position loss.
 
 Exit 77 (ctest SKIPPED) when torch or torchvision cannot be imported. Exit 1 when fewer than
---min-pass percent of the torchvision models pass, or when a Transformer module fails.
+--min-pass percent of the torchvision models pass, or when a Transformer module fails. The
+report ends with every failing model and its reason (the operator or limit the importer names,
+or the export error), and is also written to OUT_DIR/corpus_results_SET.json.
 """
 import json
 import math
@@ -61,10 +68,13 @@ SEG = torchvision.models.segmentation
 
 # name -> (constructor, input side, mode). Mode "train" unless the model has stochastic depth.
 STOCHASTIC_DEPTH = ("efficientnet", "convnext", "swin", "maxvit")
-LARGE = {"vit_h_14", "vit_l_16", "vit_l_32", "regnet_y_128gf", "regnet_y_32gf", "regnet_x_32gf",
-         "regnet_y_16gf", "regnet_x_16gf", "convnext_large", "efficientnet_b7", "efficientnet_v2_l",
-         "vgg19_bn", "vgg19", "vgg16_bn", "vgg16", "wide_resnet101_2", "resnext101_64x4d", "resnext101_32x8d",
-         "swin_b", "swin_v2_b", "efficientnet_b6", "efficientnet_v2_m", "densenet161", "swin_s", "swin_v2_s"}
+# ctest -L onnx: one or two models of every family (every operator and pattern the corpus
+# needs), cheap to export; everything else is the large set (ctest -L onnx_large).
+DEFAULT = {"alexnet", "resnet18", "resnet50", "resnext50_32x4d", "densenet121", "googlenet", "squeezenet1_1",
+           "shufflenet_v2_x0_5", "mobilenet_v2", "mobilenet_v3_small", "mnasnet0_5", "efficientnet_b0",
+           "efficientnet_v2_s", "regnet_x_400mf", "regnet_y_400mf", "convnext_tiny", "vit_b_32", "swin_t",
+           "maxvit_t", "fcn_resnet50", "lraspp_mobilenet_v3_large", "transformer_encoder", "transformer",
+           "bert_style", "gpt_style"}
 SIZE = {"vit_h_14": 56, "vgg11": 224, "vgg11_bn": 224, "vgg13": 224, "vgg13_bn": 224, "vgg16": 224, "vgg16_bn": 224, "vgg19": 224,
         "vgg19_bn": 224, "inception_v3": 299, "googlenet": 256, "maxvit_t": 224, "swin_t": 224, "swin_s": 224, "swin_b": 224,
         "swin_v2_t": 256, "swin_v2_s": 256, "swin_v2_b": 256, "alexnet": 224, "squeezenet1_0": 96,
@@ -72,7 +82,7 @@ SIZE = {"vit_h_14": 56, "vgg11": 224, "vgg11_bn": 224, "vgg13": 224, "vgg13_bn":
 
 
 # Exports are cached in OUT_DIR; a change to how a model is built or exported bumps this.
-EXPORT_VERSION = 2
+EXPORT_VERSION = 3
 EXPORT_INPUT = {n: [3, v, v] for n, v in SIZE.items()}
 
 
@@ -93,11 +103,18 @@ def all_names():
 
 def selected(which):
     names = all_names()
-    if which == "small":
-        return [n for n in names if n not in LARGE]
+    if which == "default":
+        return [n for n in names if n in DEFAULT]
     if which == "large":
-        return [n for n in names if n in LARGE]
-    return names
+        return [n for n in names if n not in DEFAULT]
+    if which == "all":
+        return names
+    raise SystemExit(f"onnx_corpus: --set must be default, large or all, not {which!r}")
+
+
+def cache_dir(out_dir):
+    """Exports are cached per torch / torchvision version: another version exports afresh."""
+    return os.path.join(out_dir, f"torch-{torch.__version__}_torchvision-{torchvision.__version__}")
 
 
 class PerPixel(nn.Module):
@@ -252,7 +269,8 @@ def export(name, out_dir):
     meta_path = os.path.join(out_dir, name + ".json")
     if os.path.exists(path) and os.path.exists(meta_path):
         meta = json.load(open(meta_path))
-        if meta.get("export_version") == EXPORT_VERSION and meta.get("input") == EXPORT_INPUT.get(name, meta["input"]):
+        if (meta.get("export_version") == EXPORT_VERSION and meta.get("input") == EXPORT_INPUT.get(name, meta["input"])
+                and meta.get("torch") == torch.__version__ and meta.get("torchvision") == torchvision.__version__):
             return meta
     torch.manual_seed(0)
     m, x, train = build(name)
@@ -338,14 +356,15 @@ def main():
         print("\n".join(selected(which)))
         return
     if args[0] == "export":
-        out_dir, names = rest[0], rest[1:] or selected(which)
+        out_dir, names = cache_dir(rest[0]), rest[1:] or selected(which)
         os.makedirs(out_dir, exist_ok=True)
         for n in names:
             meta = export(n, out_dir)
             print(f"{n}: {meta['trainable_params']} params, export {meta.get('export_s')} s"
                   + (f", ERROR {meta['export_error']}" if meta.get("export_error") else ""), flush=True)
         return
-    xpusim, out_dir, names = rest[0], rest[1], rest[2:] or selected(which)
+    xpusim, report_dir, names = rest[0], rest[1], rest[2:] or selected(which)
+    out_dir = cache_dir(report_dir)
     os.makedirs(out_dir, exist_ok=True)
     results = {}
     for n in names:
@@ -365,7 +384,11 @@ def main():
     bad_tf = [n for n in names if n in TRANSFORMERS and results[n][0] != "ok"]
     if bad_tf:
         print("Transformer modules failing: " + ", ".join(bad_tf))
-    with open(os.path.join(out_dir, "corpus_results.json"), "w") as f:
+    failing = [n for n in names if results[n][0] != "ok"]
+    print(f"failing ({len(failing)}):" + ("" if failing else " none"))
+    for n in failing:
+        print(f"  {n}: {results[n][1]}")
+    with open(os.path.join(report_dir, f"corpus_results_{which}.json"), "w") as f:
         json.dump({n: {"status": s, "detail": d} for n, (s, d) in results.items()}, f, indent=2, sort_keys=True)
         f.write("\n")
     sys.exit(0 if pct >= min_pass and not bad_tf else 1)

@@ -113,7 +113,8 @@ Shape broadcast_shape(const Shape& a, const Shape& b) {
 bool foldable_op(const std::string& t) {
   static const char* ops[] = {"Identity", "Cast", "Unsqueeze", "Squeeze", "Concat", "Gather", "Slice", "Reshape",
                               "Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Neg", "Equal", "Less", "Greater", "Not",
-                              "And", "Or", "Where", "ConstantOfShape", "Range", "Expand", "Floor", "Ceil", "Abs", "Transpose", "Flatten", "Mod"};
+                              "And", "Or", "Where", "ConstantOfShape", "Range", "Expand", "Floor", "Ceil", "Abs", "Transpose", "Flatten", "Mod",
+                              "ScatterND"};
   return std::find(std::begin(ops), std::end(ops), t) != std::end(ops);
 }
 
@@ -281,13 +282,17 @@ Const fold_node(const Node& node, const std::vector<Const>& in, int64_t /*opset*
     for (size_t i = 0; i < starts.size(); ++i) {
       size_t a = static_cast<size_t>(norm_axis(axes[i], rank, "axis"));
       int64_t dim = d.shape[a];
-      if (steps[i] != 1) throw Bad("Slice with a step other than 1");
+      const int64_t sp = steps[i];
+      if (sp == 0) throw Bad("Slice with step 0");
       int64_t st = starts[i] < 0 ? starts[i] + dim : starts[i];
       int64_t en = ends[i] < 0 ? ends[i] + dim : ends[i];
-      st = std::clamp<int64_t>(st, 0, dim);
-      en = std::clamp<int64_t>(en, 0, dim);
+      // ONNX's clamps: [0, dim] both ends for a positive step; for a negative one the start
+      // in [0, dim - 1] and the end in [-1, dim - 1] (-1: through element 0).
+      st = sp > 0 ? std::clamp<int64_t>(st, 0, dim) : std::clamp<int64_t>(st, 0, dim - 1);
+      en = sp > 0 ? std::clamp<int64_t>(en, 0, dim) : std::clamp<int64_t>(en, -1, dim - 1);
       lo[a] = st;
-      s[a] = std::max<int64_t>(0, en - st);
+      step[a] = sp;
+      s[a] = sp > 0 ? (en > st ? (en - st + sp - 1) / sp : 0) : (st > en ? (st - en - sp - 1) / -sp : 0);
     }
     int64_t n = count(s);
     auto ist = strides_of(d.shape);
@@ -300,7 +305,7 @@ Const fold_node(const Node& node, const std::vector<Const>& in, int64_t /*opset*
       for (size_t k = rank; k-- > 0;) {
         int64_t c = rem % s[k];
         rem /= s[k];
-        src += (c + lo[k]) * ist[k];
+        src += (lo[k] + c * step[k]) * ist[k];
       }
       r.v[static_cast<size_t>(f)] = d.v[static_cast<size_t>(src)];
     }
@@ -369,6 +374,10 @@ Const fold_node(const Node& node, const std::vector<Const>& in, int64_t /*opset*
     one.shape = s;
     one.v.assign(static_cast<size_t>(count(s)), 0.0);
     return elementwise({in[0], one}, in[0].type, [](const double* a) { return a[0]; });
+  }
+  if (op == "ScatterND") {
+    need(3);
+    return fold_scatter_nd(node, in);
   }
   if (op == "Where") {
     need(3);

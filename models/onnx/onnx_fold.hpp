@@ -30,6 +30,10 @@ bool foldable_op(const std::string& op_type);
 // attributes or shapes are not what the op allows; the importer names file and node.
 Const fold_node(const Node& node, const std::vector<Const>& in, int64_t opset);
 
+// ScatterND on constants (onnx_fold_scatter.cpp; fold_node calls it): throws
+// std::invalid_argument as fold_node does.
+Const fold_scatter_nd(const Node& node, const std::vector<Const>& in);
+
 // An integer held as a double. Beyond 2^53 a double is no longer exact: those values are the
 // "to the end" sentinels torch writes for open slices (INT64_MAX, INT64_MIN), held as +-2^62
 // so arithmetic on them cannot overflow.

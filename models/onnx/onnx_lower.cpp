@@ -237,11 +237,14 @@ bool Lowerer::try_derive_weight(size_t i) {
   const Shape shape = view_shape(i, w.shape, false);
   // Every op but Slice keeps every element; a Slice that changes the shape takes a part.
   const bool whole = n.op_type != "Slice" || shape == w.shape;
+  if (w.table_rows && !whole) fail(i, "a part of gathered table rows is not supported");
   Val v;
   v.kind = Val::Kind::weight;
   v.shape = shape;
   v.type = w.type;
   v.init = nullptr;
+  v.table_rows = w.table_rows;
+  v.table_width = w.table_width;
   // A buffer rearranged before a comparison (GPT's causal mask sliced to the length) is
   // also a constant: its values come along when the initializer is small enough to read.
   if (auto c = numel(w.shape) <= kMaxBufferElements ? const_of(w) : std::nullopt) {
@@ -267,29 +270,41 @@ bool Lowerer::try_derive_weight(size_t i) {
 }
 
 // A float parameter used as an operand of a computed tensor `like` [N, ...]: the position
-// embedding of ViT, ConvNeXt's layer scale, a class token. It becomes an embedding lookup of
-// one row (vocab 1, dim = its size) by a host-fed id per sample, [N, 1] -> [N, 1, size],
-// reshaped to the parameter's shape right-aligned to like's rank with dim 0 the batch: the
-// parameter is counted once and its gradient is the lookup's scatter-add.
+// embedding of ViT, ConvNeXt's layer scale, a class token, a relative position bias. It
+// becomes an embedding lookup by host-fed ids, reshaped to the parameter's shape right-aligned
+// to like's rank with dim 0 like's (the batch, or a multiple of it: Swin's windows, N x nW):
+// a whole parameter is one row (vocab 1, width its size) per sample and window; gathered
+// table rows (Val::table_rows) are those rows of the table. Either way the parameter counts
+// once and its gradient is the lookup's scatter-add.
 Val Lowerer::param_tensor(size_t i, size_t k, const Shape& like) {
   const Val& w = in(i, k);
   Shape s = w.shape;
   if (s.size() > like.size()) fail(i, "parameter " + shape_str(s) + " has a higher rank than " + shape_str(like));
   s.insert(s.begin(), like.size() - s.size(), 1);
   if (s.empty() || s[0] != 1) fail(i, "parameter " + shape_str(w.shape) + " is not broadcast over the batch");
-  weight(i, k, w.shape);
+  if (like[0] % batch_ != 0)
+    fail(i, "dim 0 of " + shape_str(like) + " is not a multiple of the batch " + std::to_string(batch_));
+  const int64_t copies = like[0] / batch_;
   const int64_t size = numel(w.shape);
-  s[0] = batch_;
+  const int64_t vocab = w.table_rows ? w.table_rows : 1, width = w.table_rows ? w.table_width : size;
+  if (w.table_rows) {
+    // The table itself is the parameter: checked (and marked used) at its own shape.
+    if (b_ && !used_params_.insert(w.param).second)
+      fail(i, "initializer '" + w.param + "' is the weights of two nodes (tied weights are not supported)");
+  } else {
+    weight(i, k, w.shape);
+  }
+  s[0] = like[0];
   const std::string name = nname(i) + ".param_ids";
   int t = -1;
   if (!b_) {
     InputPlan p;
     p.kind = InputPlan::Kind::sequence;
     p.name = name;
-    p.shape = {batch_, 1};
+    p.shape = {batch_, copies * (size / width)};
     result_.inputs.push_back(p);
   } else {
-    int e = b_->embedding(synth_tensors_.at(name), 1, size, nname(i) + ".param");
+    int e = b_->embedding(synth_tensors_.at(name), vocab, width, nname(i) + ".param");
     t = b_->reshape(e, s, nname(i) + ".param_shape");
   }
   return activation(s, t);

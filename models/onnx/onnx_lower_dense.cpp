@@ -145,11 +145,17 @@ void Lowerer::lower_binary(size_t i) {
   emit_elementwise(i, op, a, c);
 }
 
-// a op c for two activations whose shapes broadcast (numpy rules, same rank after padding).
-void Lowerer::emit_elementwise(size_t i, const std::string& op, const Val& a, const Val& c) {
-  const Shape out = broadcast_or_fail(i, a.shape, c.shape);
-  if (a.shape.size() != out.size() || c.shape.size() != out.size())
-    fail(i, "broadcast of " + shape_str(a.shape) + " with " + shape_str(c.shape) + " changes the rank (not supported)");
+// a op c for two activations whose shapes broadcast (numpy rules). An operand of lower rank
+// is first viewed with leading 1s (a reshape, no traffic), as numpy aligns it.
+void Lowerer::emit_elementwise(size_t i, const std::string& op, const Val& a_in, const Val& c_in) {
+  const Shape out = broadcast_or_fail(i, a_in.shape, c_in.shape);
+  auto to_rank = [&](const Val& v, const char* tag) {
+    if (v.shape.size() == out.size()) return v;
+    Shape s = v.shape;
+    s.insert(s.begin(), out.size() - s.size(), 1);
+    return activation(s, b_ ? b_->reshape(v.tensor, s, nname(i) + tag) : -1, v.type);
+  };
+  const Val a = to_rank(a_in, ".rank_a"), c = to_rank(c_in, ".rank_b");
   int t = -1;
   if (op == "Mul" && (a.shape == out || c.shape == out)) {
     const Val& big = a.shape == out ? a : c;

@@ -165,10 +165,12 @@ Shape Lowerer::view_shape(size_t i, const Shape& in, bool batched) {
 // directly; constant indices (position ids) become a host-fed input of their own, [N, T].
 void Lowerer::lower_gather(size_t i) {
   const Val& table = in(i, 0);
-  if (table.kind == Val::Kind::activation) {  // constant indices into a computed tensor (ViT's x[:, 0]): a copy
+  // Constant indices into a computed tensor (ViT's x[:, 0]; Swin's q, k, v = qkv[0], qkv[1],
+  // qkv[2] after a permute put the 3 in front): a copy of the part picked.
+  if (table.kind == Val::Kind::activation) {
     const int64_t ax = axis_of(i, attr_i(i, "axis", 0), table.shape.size());
     auto idx = const_of(in(i, 1));
-    if (!idx || ax == 0) fail(i, "only constant indices on an axis other than the batch are supported on computed tensors");
+    if (!idx) fail(i, "only constant indices are supported on computed tensors");
     Shape out(table.shape.begin(), table.shape.begin() + ax);
     out.insert(out.end(), idx->shape.begin(), idx->shape.end());
     out.insert(out.end(), table.shape.begin() + ax + 1, table.shape.end());
@@ -178,6 +180,23 @@ void Lowerer::lower_gather(size_t i) {
     fail(i, "only embedding lookups (rows of a 2-D initializer by integer ids) are supported on computed tensors");
   const Val& ids = in(i, 1);
   int64_t vocab = table.shape[0], dim = table.shape[1];
+  const bool position_ids = ids.shape.size() == 1 || (ids.shape.size() == 2 && ids.shape[0] == 1);
+  static const std::set<std::string> rearranging = {"Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten"};
+  auto next = sole_consumer(node(i).outputs[0]);
+  if (ids.kind != Val::Kind::activation && (!position_ids || (next && rearranging.count(node(*next).op_type)))) {
+    auto idx = const_of(ids);
+    if (!idx || !is_integer(ids.type)) fail(i, "indices must be integer constants");
+    for (double d : idx->v)
+      if (d < -static_cast<double>(vocab) || d >= static_cast<double>(vocab)) fail(i, "index out of range of the table");
+    Val v = table;
+    v.shape = ids.shape;
+    v.shape.push_back(dim);
+    v.init = nullptr;
+    v.values.reset();
+    v.table_rows = vocab;
+    v.table_width = dim;
+    return set_out(i, std::move(v));
+  }
   weight(i, 0, table.shape);
   Shape idshape = ids.shape;
   int id_tensor = ids.tensor;

@@ -26,6 +26,10 @@ struct Val {
   const TensorProto* init = nullptr;      // weight
   std::string param;                      // weight: the initializer's name, or its Identity alias
   std::optional<Const> values;            // constant (and weights once read as constants)
+  // weight: rows of a 2-D float table picked by constant indices and then rearranged (Swin's
+  // and MaxViT's relative position bias): the table's rows and width, so its parameters
+  // count once however many rows are picked; 0 for any other weight.
+  int64_t table_rows = 0, table_width = 0;
 };
 
 // Element count; -1 when a dimension is negative or the product overflows.
@@ -321,7 +325,10 @@ class Lowerer {
   void lower_squeeze(size_t i);
 
   // Gather of rows of a float table: an embedding. Indices from the graph's inputs feed it
-  // directly; constant indices (position ids) become a host-fed input of their own, [N, T].
+  // directly; constant indices (position ids) become a host-fed input of their own, [N, T],
+  // unless they are not position ids or the rows are rearranged next (a relative position
+  // bias): then the rows are a weight of the gathered shape (Val::table_rows), looked up
+  // where it meets a computed tensor (param_tensor).
   void lower_gather(size_t i);
 
   void lower_dropout(size_t i);

@@ -72,7 +72,7 @@ const std::vector<Lowerer::OpEntry>& Lowerer::op_table() {
   static const std::vector<OpEntry> with_folded = [] {
     std::vector<OpEntry> t = table;
     for (const char* op : {"Cast", "Pow", "Sqrt", "Neg", "Equal", "Less", "Greater", "Not", "And", "Or",
-                           "ConstantOfShape", "Range", "Floor", "Ceil", "Abs", "Mod"})
+                           "ConstantOfShape", "Range", "Floor", "Ceil", "Abs", "Mod", "ScatterND"})
       t.push_back({op, [](L& l, size_t i) {
                      l.fail(i, "supported only when every input is constant (folded) or inside a pattern "
                                        "(docs/onnx.md)");

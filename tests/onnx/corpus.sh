@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Issue 35's corpus: every torchvision 0.14 classification and segmentation model, nn.Transformer
 # (Encoder) and BERT/GPT-style modules, exported by scripts/onnx_corpus.py into OUT_DIR (cached
-# there; re-exported when the script changes) and checked: import, parameters = torch's,
-# product FLOPs within 1%, predict on an analytical GPU and the TPU engine.
-# Usage: corpus.sh XPUSIM_BIN SOURCE_DIR OUT_DIR SET [MIN_PASS]   (SET: small | large | all; MIN_PASS
+# per torch/torchvision version; re-exported when the script's EXPORT_VERSION changes) and
+# checked: import, parameters = torch's, product FLOPs within 1%, predict on an analytical GPU
+# and the TPU engine. SET default is label onnx, large is label onnx_large.
+# Usage: corpus.sh XPUSIM_BIN SOURCE_DIR OUT_DIR SET [MIN_PASS]   (SET: default | large | all; MIN_PASS
 # percent of the torchvision models that must pass, default 95)
 # Exit 77 (ctest: SKIPPED) when no python3 here can import torch and torchvision.
 set -euo pipefail

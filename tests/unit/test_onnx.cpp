@@ -195,14 +195,15 @@ TEST_CASE("bad ONNX input: one error naming the file (and the node)", "[onnx]") 
     CHECK_THROWS_AS(parse_input_shape("x", o), FieldError);
   }
   SECTION("unsupported broadcast") {
-    // [N, C, 1, 1] onto [N, C, H, W] is supported (an SE gate, test_onnx_ops.cpp); a
-    // broadcast that changes the rank ([N, C] onto [N, C, H, W]) is not.
+    // [N, C, 1, 1] onto [N, C, H, W] is supported (an SE gate), and so is a lower rank aligned
+    // right as numpy does (test_onnx_ops.cpp); [N, C] onto [N, C, H, W] aligns C with H and N
+    // with W, which do not broadcast.
     W::GraphSpec g = small_cnn();
     g.nodes[2] = W::node("Add", {"n", "gf0"}, {"r"}, "bcast_add");
     g.nodes.insert(g.nodes.begin() + 2, W::node("Flatten", {"gp0"}, {"gf0"}, "flat0"));
     g.nodes.insert(g.nodes.begin() + 2, W::node("GlobalAveragePool", {"n"}, {"gp0"}, "gap0"));
     std::string path = write_temp("bcast.onnx", W::model(g));
-    CHECK_THAT(error_of(path), Catch::Contains("node 'bcast_add' (Add): broadcast of"));
+    CHECK_THAT(error_of(path), Catch::Contains("node 'bcast_add' (Add): shapes [2,8,8,8] and [2,8] do not broadcast"));
   }
   SECTION("truncated file") {
     std::string bytes = read_bytes(fixture("tiny_cnn.onnx"));

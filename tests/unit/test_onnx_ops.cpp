@@ -10,6 +10,7 @@
 #include <set>
 
 #include "common/error.hpp"
+#include "models/onnx/onnx_fold.hpp"
 #include "models/onnx/onnx_lower.hpp"
 #include "models/work.hpp"
 #include "models/zoo.hpp"
@@ -151,6 +152,96 @@ TEST_CASE("a parameter broadcast over the batch (position embedding) is counted 
   REQUIRE(param);
   CHECK(param->kind == OpKind::Embedding);
   CHECK(fg.tensor(param->outputs[0]).desc.shape == Shape{2, 1, 24});
+}
+
+TEST_CASE("ScatterND and stepped Slice fold as ONNX defines them (Swin's shifted-window mask)", "[onnx]") {
+  using onnx::Const;
+  using onnx::DataType;
+  onnx::Node n;
+  n.op_type = "ScatterND";
+  Const data{{3, 4}, std::vector<double>(12, 0.0), DataType::float32};
+  // Whole rows: indices [2, 1] pick rows 2 and 0, updates [2, 4].
+  Const rows{{2, 1}, {2, 0}, DataType::int64};
+  Const rv{{2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}, DataType::float32};
+  Const r = onnx::fold_node(n, {data, rows, rv}, 17);
+  CHECK(r.shape == Shape{3, 4});
+  CHECK(r.v == std::vector<double>{5, 6, 7, 8, 0, 0, 0, 0, 1, 2, 3, 4});
+  // Single elements: indices [2, 2] = (1, 3) and (-1, 0), reduction add onto ones.
+  Const ones{{3, 4}, std::vector<double>(12, 1.0), DataType::float32};
+  Const elems{{2, 2}, {1, 3, -1, 0}, DataType::int64};
+  Const ev{{2}, {10, 20}, DataType::float32};
+  onnx::Attribute add;
+  add.name = "reduction";
+  add.type = onnx::Attribute::Type::s;
+  add.s = "add";
+  n.attributes = {add};
+  r = onnx::fold_node(n, {ones, elems, ev}, 17);
+  CHECK(r.v == std::vector<double>{1, 1, 1, 1, 1, 1, 1, 11, 21, 1, 1, 1});
+  // Updates of the wrong shape, an index out of range: errors, not guesses.
+  n.attributes.clear();
+  CHECK_THROWS_AS(onnx::fold_node(n, {data, rows, ev}, 17), std::invalid_argument);
+  Const far{{1, 1}, {3}, DataType::int64};
+  CHECK_THROWS_AS(onnx::fold_node(n, {data, far, Const{{1, 4}, {0, 0, 0, 0}, DataType::float32}}, 17),
+                  std::invalid_argument);
+
+  // Slice of 0..9 with steps: [1:8:3] = 1 4 7; [8:-11:-3] (end past the front) = 8 5 2;
+  // [-1:-4:-1] = 9 8 7; a step of 0 is an error.
+  onnx::Node sl;
+  sl.op_type = "Slice";
+  Const x{{10}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, DataType::int64};
+  auto slice = [&](int64_t b, int64_t e, int64_t st) {
+    auto one = [](int64_t v) { return Const{{1}, {static_cast<double>(v)}, DataType::int64}; };
+    return onnx::fold_node(sl, {x, one(b), one(e), one(0), one(st)}, 17).v;
+  };
+  CHECK(slice(1, 8, 3) == std::vector<double>{1, 4, 7});
+  CHECK(slice(8, -11, -3) == std::vector<double>{8, 5, 2});
+  CHECK(slice(-1, -4, -1) == std::vector<double>{9, 8, 7});
+  CHECK_THROWS_AS(slice(0, 5, 0), std::invalid_argument);
+}
+
+TEST_CASE("a relative position bias (table rows by constant index) counts the table once", "[onnx]") {
+  // Swin / MaxViT: bias = Unsqueeze(Transpose(Reshape(Gather(table [5, 2], idx [9]), [3, 3, 2]),
+  // 2 0 1), 0) = [1, 2 heads, 3, 3], added to scores. Swin adds it to [N * windows, 2, 3, 3]
+  // (windows folded into dim 0), MaxViT to [N, windows, 2, 3, 3] (one rank more).
+  auto graph = [](bool windows_in_batch) {
+    W::GraphSpec g;
+    g.inputs = {W::value_info("x", 1, {1, 4, 9}, {"N"})};  // scores [N, windows 2 x heads 2, 3 x 3]
+    g.outputs = {W::value_info("y", 1, {1, 5})};
+    std::vector<int64_t> idx;
+    for (int64_t i = 0; i < 3; ++i)
+      for (int64_t j = 0; j < 3; ++j) idx.push_back(i - j + 2);
+    g.initializers = {W::tensor("table", {5, 2}), W::tensor("idx", {9}, 7, idx),
+                      W::tensor("rs", {3}, 7, {3, 3, 2}), W::tensor("axes", {1}, 7, {0}),
+                      W::tensor("split", {5}, 7, {-1, 2, 2, 3, 3}), W::tensor("win", {4}, 7, {-1, 2, 3, 3}),
+                      W::tensor("flat", {2}, 7, {-1, 36}),
+                      W::tensor("w", {36, 5})};
+    g.nodes = {W::node("Reshape", {"x", "split"}, {"x5"}, "scores"),
+               W::node("Gather", {"table", "idx"}, {"rows"}, "bias.gather"),
+               W::node("Reshape", {"rows", "rs"}, {"b3"}, "bias.view"),
+               W::node("Transpose", {"b3"}, {"bt"}, "bias.permute", {W::ints_attr("perm", {2, 0, 1})}),
+               W::node("Unsqueeze", {"bt", "axes"}, {"bias"}, "bias.unsqueeze")};
+    if (windows_in_batch) {
+      g.nodes.push_back(W::node("Reshape", {"x5", "win"}, {"s"}, "windows"));
+      g.nodes.push_back(W::node("Add", {"s", "bias"}, {"h"}, "add_bias"));
+    } else {
+      g.nodes.push_back(W::node("Add", {"x5", "bias"}, {"h"}, "add_bias"));
+    }
+    g.nodes.push_back(W::node("Reshape", {"h", "flat"}, {"f"}, "flatten"));
+    g.nodes.push_back(W::node("MatMul", {"f", "w"}, {"y"}, "head"));
+    return g;
+  };
+  for (bool swin : {true, false}) {
+    OpGraph fg = forward(find_model(write_model(swin ? "swin_bias.onnx" : "maxvit_bias.onnx", graph(swin))), 3);
+    CHECK(graph_totals(fg).params == 5 * 2 + 36 * 5);  // the table once, not 9 x 2 per use
+    const OpNode* lookup = op_named(fg, "add_bias.param");
+    REQUIRE(lookup);
+    CHECK(lookup->kind == OpKind::Embedding);
+    // Per sample: the 9 picked rows of width 2, once per window folded into dim 0 (Swin: 2).
+    CHECK(fg.tensor(lookup->outputs[0]).desc.shape == (swin ? Shape{3, 18, 2} : Shape{3, 9, 2}));
+    const OpNode* add = op_named(fg, "add_bias");
+    REQUIRE(add);
+    CHECK(fg.tensor(add->outputs[0]).desc.shape == (swin ? Shape{6, 2, 3, 3} : Shape{3, 2, 2, 3, 3}));
+  }
 }
 
 TEST_CASE("Einsum, Split, Slice, Pad and Resize lower with the shapes ONNX defines", "[onnx]") {
