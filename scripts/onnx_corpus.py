@@ -12,7 +12,7 @@ GPT-style modules, imports each with xpusim and checks it.
 Exports are cached under OUT_DIR/torch-VERSION_torchvision-VERSION/ (another torch or
 torchvision exports afresh beside them). The "default" set (ctest -L onnx) is one or two
 models of every family, chosen so that a cold run (exports included) fits ctest's budget;
-"large" (ctest -L onnx_large) is every other model; together they are the whole corpus.
+"large" (ctest -L corpus_large) is every other model; together they are the whole corpus.
 
 Per model the check asserts: the import succeeds; the parameter count equals the torch
 module's trainable parameters exactly; the forward FLOPs of the products (below) are within
@@ -69,7 +69,7 @@ SEG = torchvision.models.segmentation
 # name -> (constructor, input side, mode). Mode "train" unless the model has stochastic depth.
 STOCHASTIC_DEPTH = ("efficientnet", "convnext", "swin", "maxvit")
 # ctest -L onnx: one or two models of every family (every operator and pattern the corpus
-# needs), cheap to export; everything else is the large set (ctest -L onnx_large).
+# needs), cheap to export; everything else is the large set (ctest -L corpus_large).
 DEFAULT = {"alexnet", "resnet18", "resnet50", "resnext50_32x4d", "densenet121", "googlenet", "squeezenet1_1",
            "shufflenet_v2_x0_5", "mobilenet_v2", "mobilenet_v3_small", "mnasnet0_5", "efficientnet_b0",
            "efficientnet_v2_s", "regnet_x_400mf", "regnet_y_400mf", "convnext_tiny", "vit_b_32", "swin_t",

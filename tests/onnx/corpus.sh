@@ -3,7 +3,7 @@
 # (Encoder) and BERT/GPT-style modules, exported by scripts/onnx_corpus.py into OUT_DIR (cached
 # per torch/torchvision version; re-exported when the script's EXPORT_VERSION changes) and
 # checked: import, parameters = torch's, product FLOPs within 1%, predict on an analytical GPU
-# and the TPU engine. SET default is label onnx, large is label onnx_large.
+# and the TPU engine. SET default is label onnx, large is label corpus_large.
 # Usage: corpus.sh XPUSIM_BIN SOURCE_DIR OUT_DIR SET [MIN_PASS]   (SET: default | large | all; MIN_PASS
 # percent of the torchvision models that must pass, default 95)
 # Exit 77 (ctest: SKIPPED) when no python3 here can import torch and torchvision.
