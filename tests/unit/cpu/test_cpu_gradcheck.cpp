@@ -94,7 +94,26 @@ void transformer_net(ModelBuilder& b) {
   b.softmax_cross_entropy(b.dense_with(h, table, true, true, "tied_head"), labels, "loss");
 }
 
+// Issue 30's decoder pieces: an RMSNorm and a bias-free LayerNorm (gamma only; Llama, MPT) and
+// a grouped expert GEMM (MoE: a batched matmul whose second operand is a weight [E, K, N]).
+void llm_net(ModelBuilder& b) {
+  const int64_t t = 4;
+  int ids = b.sequence_input("ids", t);
+  int labels = b.labels(t);
+  int x = b.layer_norm(b.embedding(ids, 7, 8, "emb"), "rms", 1e-5, false, true);
+  x = b.layer_norm(b.dense(x, 8, false, "proj"), "ln_no_bias", 1e-5, false, false);
+  int experts = b.expert_dense(b.reshape(x, {2, 6, 8}, "dispatch"), 8, "experts");
+  x = b.add({x, b.reshape(experts, {3, 4, 8}, "combine")}, "residual");
+  b.softmax_cross_entropy(b.dense(x, 7, false, "head"), labels, "loss");
+}
+
 }  // namespace
+
+TEST_CASE("cpu gradients: RMSNorm, bias-free layer norm, grouped expert GEMM", "[cpu][grad]") {
+  Harness h(llm_net, 3);
+  REQUIRE(h.count_kind(OpKind::LayerNormBackward) == 2);
+  check_all_weight_gradients(h, 8, 2e-3);
+}
 
 TEST_CASE("cpu gradients: layer norm, attention, softmax, transpose, scale, gelu, batched matmul", "[cpu][grad]") {
   Harness h(transformer_net, 3);
