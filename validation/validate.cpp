@@ -77,7 +77,10 @@ void check_identity(const ReferenceRow& row) {
   if (!row.num_devices) throw Skip{"num_devices: missing"};
   if (row.model.empty()) throw Skip{"model: missing"};
   if (!config_exists("models", row.model)) throw Skip{"unknown model '" + row.model + "'"};
-  if (!row.batch_per_device) throw Skip{"batch_per_device: missing"};
+  // A cluster row (the large-model planner) may leave the micro-batch to the planner when it
+  // gives the global batch.
+  const bool planner_row = parallel::cluster_exists(row.setup) && row.global_batch;
+  if (!row.batch_per_device && !planner_row) throw Skip{"batch_per_device: missing"};
   if (row.precision.empty()) throw Skip{"precision: missing"};
   Precision p;
   if (!parse_precision(row.precision, p)) throw Skip{"unknown precision '" + row.precision + "'"};

@@ -7,7 +7,7 @@
 
 #include "predict/predict.hpp"
 
-namespace xpusim::test {
+namespace xpusim::fixtures {
 
 inline PredictRequest predict_request(const std::string& device, int count, const std::string& model, int64_t batch,
                                       const std::string& precision = "fp32", const std::string& system = "") {
@@ -21,4 +21,4 @@ inline PredictRequest predict_request(const std::string& device, int count, cons
   return r;
 }
 
-}  // namespace xpusim::test
+}  // namespace xpusim::fixtures

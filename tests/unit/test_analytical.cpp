@@ -50,7 +50,7 @@ std::vector<validation::ReferenceRow> analytical_throughput_rows(const std::stri
 StepReport run(const std::string& device, const std::string& model, int64_t batch, int count = 1,
                const std::string& precision = "fp32", std::vector<std::string> overrides = {}, const std::string& build = "",
                DataSource data = DataSource::synthetic) {
-  PredictRequest r = test::predict_request(device, count, model, batch, precision);
+  PredictRequest r = fixtures::predict_request(device, count, model, batch, precision);
   r.data = data;
   r.placement.overrides = std::move(overrides);
   if (!build.empty()) {

@@ -43,7 +43,7 @@ const std::vector<std::string> kNewSystems = {"server_pcie", "server_pcie_nvlink
 
 StepReport run(const std::string& device, const std::string& system, int count, const std::string& model, int64_t batch,
                const std::string& precision, std::vector<std::string> overrides = {}) {
-  PredictRequest r = test::predict_request(device, count, model, batch, precision, system);
+  PredictRequest r = fixtures::predict_request(device, count, model, batch, precision, system);
   r.placement.overrides = std::move(overrides);
   return predict(r);
 }

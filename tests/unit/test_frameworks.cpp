@@ -27,7 +27,7 @@ StepReport run(const std::string& device, int count, const std::string& model, i
                const std::string& framework, const std::string& precision = "fp32",
                DataSource data = DataSource::real, const std::string& system = "",
                std::optional<CpuBuild> build = std::nullopt) {
-  PredictRequest r = test::predict_request(device, count, model, batch, precision, system);
+  PredictRequest r = fixtures::predict_request(device, count, model, batch, precision, system);
   r.data = data;
   r.placement.framework = framework;
   r.placement.build = build;

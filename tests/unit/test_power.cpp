@@ -30,7 +30,7 @@ PowerSpec spec(double idle, double max) {
 
 StepReport run(const std::string& device, int count, const std::string& model, int64_t batch,
                const std::string& system = "") {
-  return predict(test::predict_request(device, count, model, batch, "fp32", system));
+  return predict(fixtures::predict_request(device, count, model, batch, "fp32", system));
 }
 
 PowerSpec parse_power(const std::string& yaml) {

@@ -6,7 +6,7 @@
 
 #include "predict/predict.hpp"
 
-namespace xpusim::test {
+namespace xpusim::cpu::test {
 
 inline PredictRequest cpu_run_request(const std::string& model, int64_t batch, int steps, int warmup, int threads) {
   PredictRequest r;
@@ -20,4 +20,4 @@ inline PredictRequest cpu_run_request(const std::string& model, int64_t batch, i
   return r;
 }
 
-}  // namespace xpusim::test
+}  // namespace xpusim::cpu::test

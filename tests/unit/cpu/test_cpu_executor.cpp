@@ -185,7 +185,8 @@ TEST_CASE("loss falls when training on one fixed batch", "[cpu]") {
 }
 
 TEST_CASE("cpu engine reports timing, per-op seconds and peak RSS", "[cpu]") {
-  StepReport rep = predict(test::cpu_run_request("fashion_cnn", 4, 2, 1, 1));
+  PredictRequest r = test::cpu_run_request("fashion_cnn", 4, 2, 1, 1);
+  StepReport rep = predict(r);
   CHECK(rep.engine == "cpu");
   CHECK(rep.step_time_s > 0);
   CHECK(rep.throughput_samples_per_s == Approx(4 / rep.step_time_s));
