@@ -16,7 +16,7 @@ std::string share(double v) { return v > 0 && v <= 1 ? "" : "must be in (0, 1]";
 ClusterSpec read_cluster(SpecReader& r, const std::string& path) {
   ClusterSpec c;
   c.file = path;
-  c.name = r.text("name", std::nullopt, "cluster name, as plan's --cluster and a reference row's setup give it");
+  c.name = r.text("name", std::nullopt, "cluster name, as a plan request's cluster and a reference row's setup give it");
   c.description = r.text("description", std::string(""), "one line");
   c.source = r.text("source", std::string(""), "where the figures come from");
   const std::string node = r.text("node", std::nullopt, "the system one node is (configs/systems/)");
