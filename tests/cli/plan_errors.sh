@@ -16,7 +16,7 @@ expect() {  # expect FLAG ARGS...: exit 2 and stderr "xpusim: error: FLAG: ..."
   fi
 }
 c=(--cluster hgx_h100_ib3200 --gpus 8 --global-batch 64 --seq-len 512)
-expect --model --model gpt2 "${c[@]}"
+expect --model --model bert_base "${c[@]}"
 expect --sharding --model gpt2 "${c[@]}" --sharding zero9
 expect --recompute --model gpt2 "${c[@]}" --recompute some
 expect --sequence-parallel --model gpt2 "${c[@]}" --sequence-parallel maybe
