@@ -18,10 +18,11 @@ start=$(date +%s)
 (
   cd build
   # GPU tests skip themselves (reported as skipped, never passed) where no CUDA device exists.
-  # Two groups run on request only (tests/CMakeLists.txt): corpus_large (the 65
-  # torchvision models outside the default ONNX set, ~13 min of CPU cold; `ctest -L corpus_large`) and cpu_train_slow (native
-  # bf16 Fashion-MNIST to 0.90 accuracy, 436 s on a Xeon without AMX; `ctest -L slow` runs both).
-  ctest --output-on-failure -j "$(nproc)" --timeout 900 -LE "^(corpus_large|cpu_train_slow)$"
+  # Three groups run on request only (tests/CMakeLists.txt; `ctest -L slow` runs them all):
+  # corpus_large (the 65 torchvision models outside the default ONNX set, ~13 min of CPU cold),
+  # cpu_train_slow (native bf16 Fashion-MNIST to 0.90 accuracy, 436 s on a Xeon without AMX) and
+  # sweep_large (the 10,240-point TPU + GPU sweep, ~5 min).
+  ctest --output-on-failure -j "$(nproc)" --timeout 900 -LE "^(corpus_large|cpu_train_slow|sweep_large)$"
 )
 echo "run-tests: release tests took $(( $(date +%s) - start )) s"
 if [[ "${XPUSIM_SKIP_SANITIZE:-0}" != "1" ]]; then
