@@ -10,6 +10,7 @@
 #include "predict/predict.hpp"
 #include "validation/reference_csv.hpp"
 #include "validation/validate.hpp"
+#include "xpusim_test_paths.hpp"
 
 using namespace xpusim;
 namespace fs = std::filesystem;

@@ -10,6 +10,7 @@
 #include "costmodel/convergence.hpp"
 #include "costmodel/cost.hpp"
 #include "costmodel/pricing.hpp"
+#include "xpusim_test_paths.hpp"
 
 using namespace xpusim;
 using namespace xpusim::cost;

@@ -13,6 +13,7 @@
 #include "models/zoo.hpp"
 #include "validation/reference_csv.hpp"
 #include "validation/validate.hpp"
+#include "xpusim_test_paths.hpp"
 
 using namespace xpusim;
 using namespace xpusim::cost;

@@ -18,6 +18,7 @@
 #include "tests/unit/predict_request.hpp"
 #include "validation/reference_csv.hpp"
 #include "validation/validate.hpp"
+#include "xpusim_test_paths.hpp"
 
 using namespace xpusim;
 namespace fs = std::filesystem;

@@ -16,6 +16,7 @@
 #include "validation/metrics.hpp"
 #include "validation/reference_csv.hpp"
 #include "validation/validate.hpp"
+#include "xpusim_test_paths.hpp"
 
 using namespace xpusim;
 

@@ -11,6 +11,7 @@
 #include "validation/graph_cache.hpp"
 #include "validation/leave_study_out.hpp"
 #include "validation/reference_csv.hpp"
+#include "xpusim_test_paths.hpp"
 
 using namespace xpusim;
 using namespace xpusim::validation;

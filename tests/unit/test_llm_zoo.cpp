@@ -16,6 +16,7 @@
 #include "models/zoo.hpp"
 #include "models/zoo_seq_len.hpp"
 #include "validation/reference_csv.hpp"
+#include "xpusim_test_paths.hpp"
 
 using namespace xpusim;
 using xpusim::validation::read_reference_csv;

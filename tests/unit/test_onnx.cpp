@@ -18,6 +18,7 @@
 #include "models/work.hpp"
 #include "models/zoo.hpp"
 #include "onnx_writer.hpp"
+#include "xpusim_test_paths.hpp"
 
 using namespace xpusim;
 namespace W = xpusim::test_onnx;

@@ -10,6 +10,7 @@
 #include "common/error.hpp"
 #include "costmodel/pricing.hpp"
 #include "costmodel/pricing_skypilot.hpp"
+#include "xpusim_test_paths.hpp"
 
 using namespace xpusim;
 using namespace xpusim::cost;

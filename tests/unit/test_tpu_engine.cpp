@@ -12,6 +12,7 @@
 #include "common/error.hpp"
 #include "predict/predict.hpp"
 #include "sim/tpu/tpu_spec.hpp"
+#include "xpusim_test_paths.hpp"
 
 using namespace xpusim;
 

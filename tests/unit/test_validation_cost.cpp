@@ -6,6 +6,7 @@
 #include "costmodel/pricing.hpp"
 #include "validation/cost_link.hpp"
 #include "validation/reference_csv.hpp"
+#include "xpusim_test_paths.hpp"
 
 using namespace xpusim;
 using namespace xpusim::validation;

@@ -14,6 +14,7 @@
 #include "validation/measure.hpp"
 #include "validation/report_html.hpp"
 #include "validation/validate.hpp"
+#include "xpusim_test_paths.hpp"
 
 using namespace xpusim;
 using namespace xpusim::validation;

@@ -8,6 +8,7 @@
 #include "common/spec_reader.hpp"
 #include "models/work.hpp"
 #include "models/zoo.hpp"
+#include "xpusim_test_paths.hpp"
 
 namespace xpusim::test {
 
