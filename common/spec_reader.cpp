@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -348,52 +349,46 @@ bool SpecReader::flag(const std::string& key, std::optional<bool> def, const std
   }
 }
 
-std::vector<double> SpecReader::numbers(const std::string& key, std::optional<std::vector<double>> def,
-                                        const std::string& unit, const std::string& desc) {
+template <class T>
+std::vector<T> SpecReader::read_list(const std::string& key, const std::optional<std::vector<T>>& def,
+                                     const std::string& unit, const std::string& desc, const char* expected,
+                                     bool scalar_is_list) {
   declare(key, unit, def ? "[...]" : "required", desc);
   if (!has(key)) {
     if (!def) fail(key, "required field is missing (" + desc + ")");
     return *def;
   }
   YAML::Node n = get(key);
-  if (!n.IsSequence()) fail(key, "expected a list of numbers");
-  std::vector<double> out;
+  const std::string list_of = std::string("expected a list of ") + expected + "s";
+  if (scalar_is_list && n.IsScalar()) {
+    try {
+      return {n.as<T>()};
+    } catch (const YAML::Exception&) {
+      fail(key, std::string("expected an ") + expected + " or a list of " + expected + "s");
+    }
+  }
+  if (!n.IsSequence()) fail(key, list_of);
+  std::vector<T> out;
   for (const auto& e : n) {
     try {
-      out.push_back(e.as<double>());
+      out.push_back(e.as<T>());
     } catch (const YAML::Exception&) {
-      fail(key, "expected a list of numbers");
+      fail(key, list_of);
     }
-    if (!std::isfinite(out.back())) fail(key, "must be finite numbers, got '" + e.Scalar() + "'");
+    if constexpr (std::is_floating_point_v<T>)
+      if (!std::isfinite(out.back())) fail(key, "must be finite numbers, got '" + e.Scalar() + "'");
   }
   return out;
 }
 
+std::vector<double> SpecReader::numbers(const std::string& key, std::optional<std::vector<double>> def,
+                                        const std::string& unit, const std::string& desc) {
+  return read_list<double>(key, def, unit, desc, "number", false);
+}
+
 std::vector<long long> SpecReader::integers(const std::string& key, std::optional<std::vector<long long>> def,
                                             const std::string& unit, const std::string& desc) {
-  declare(key, unit, def ? "[...]" : "required", desc);
-  if (!has(key)) {
-    if (!def) fail(key, "required field is missing (" + desc + ")");
-    return *def;
-  }
-  YAML::Node n = get(key);
-  if (n.IsScalar()) {
-    try {
-      return {n.as<long long>()};
-    } catch (const YAML::Exception&) {
-      fail(key, "expected an integer or a list of integers");
-    }
-  }
-  if (!n.IsSequence()) fail(key, "expected a list of integers");
-  std::vector<long long> out;
-  for (const auto& e : n) {
-    try {
-      out.push_back(e.as<long long>());
-    } catch (const YAML::Exception&) {
-      fail(key, "expected a list of integers");
-    }
-  }
-  return out;
+  return read_list<long long>(key, def, unit, desc, "integer", true);
 }
 
 std::map<std::string, double> SpecReader::number_map(const std::string& key, const std::string& unit,

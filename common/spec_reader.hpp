@@ -75,6 +75,11 @@ class SpecReader {
   // number() and integer() alike: the default when the key is absent, else the scalar as T.
   template <class T>
   T read_scalar(const std::string& key, const std::optional<T>& def, const std::string& desc, const char* expected);
+  // numbers() and integers() alike: EXPECTED names one element ("number"); SCALAR_IS_LIST reads
+  // a lone scalar as a list of one.
+  template <class T>
+  std::vector<T> read_list(const std::string& key, const std::optional<std::vector<T>>& def, const std::string& unit,
+                           const std::string& desc, const char* expected, bool scalar_is_list);
   void declare(const std::string& key, const std::string& unit, const std::string& def,
                const std::string& desc);
   YAML::Node node_;

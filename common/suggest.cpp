@@ -57,4 +57,10 @@ std::string did_you_mean(const std::string& name, const std::vector<std::string>
   return "did you mean " + s + "?";
 }
 
+std::string join_names(const std::vector<std::string>& names) {
+  std::string s;
+  for (size_t i = 0; i < names.size(); ++i) s += (i ? ", " : "") + names[i];
+  return s;
+}
+
 }  // namespace xpusim

@@ -1,5 +1,6 @@
 // "Did you mean ...?" for a mistyped name: the known names closest to it by edit distance,
-// plus those that start with it or contain it (`--device a100` -> a100_pcie_40gb, ...).
+// plus those that start with it or contain it (`--device a100` -> a100_pcie_40gb, ...), and the
+// joined list of known names such messages end with.
 #pragma once
 #include <string>
 #include <vector>
@@ -10,5 +11,7 @@ namespace xpusim {
 std::vector<std::string> closest_names(const std::string& name, const std::vector<std::string>& known, size_t max = 3);
 // "did you mean X, Y?" or "" when nothing is close; for adding to an error message.
 std::string did_you_mean(const std::string& name, const std::vector<std::string>& known);
+// "a, b, c": the list of known names an error message ends with.
+std::string join_names(const std::vector<std::string>& names);
 
 }  // namespace xpusim

@@ -11,10 +11,11 @@
 #include "common/error.hpp"
 #include "common/output.hpp"
 #include "common/spec_reader.hpp"
+#include "common/suggest.hpp"
 #include "costmodel/convergence.hpp"
+#include "engine/platform_spec.hpp"
 #include "models/dtype.hpp"
 #include "models/zoo.hpp"
-#include "engine/platform_spec.hpp"
 #include "predict/predict.hpp"
 
 namespace xpusim::cost {
@@ -25,12 +26,6 @@ inline bool present(const YAML::Node& n) { return n && n.IsDefined() && !n.IsNul
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
 
 std::string where(const std::string& file, const YAML::Node& n) { return yaml_location(file, n); }
 
@@ -105,7 +100,7 @@ struct OptionReader {
     Placement& pl = o.placement;
     pl.device = r.text("device", std::nullopt, "device name (configs/devices/ or a system's devices)");
     if (std::find(devices.begin(), devices.end(), pl.device) == devices.end() && !fs::exists(pl.device))
-      r.fail("device", "unknown device '" + pl.device + "' (known: " + join(devices) + ")");
+      r.fail("device", "unknown device '" + pl.device + "' (known: " + join_names(devices) + ")");
     pl.count = int(r.integer("count", 1, "devices", "GPUs, TPU cores or vCPUs",
                             [](long long v) { return v > 0 ? "" : "must be > 0"; }));
     pl.system = r.text("system", std::string(), "system (configs/systems/); default: the device's");
@@ -117,7 +112,7 @@ struct OptionReader {
         r.fail("system", e.message());
       }
       if (std::find(s.devices.begin(), s.devices.end(), pl.device) == s.devices.end())
-        r.fail("system", "system '" + pl.system + "' holds " + join(s.devices) + ", not " + pl.device);
+        r.fail("system", "system '" + pl.system + "' holds " + join_names(s.devices) + ", not " + pl.device);
     }
     // Every text field becomes its type here, so nothing downstream re-parses (or drops) it.
     std::string build = r.text("build", std::string(), "CPU devices: pip or compiled");
@@ -206,7 +201,7 @@ struct OptionReader {
       }
     }
     if (o.source == ThroughputSource::given && models.size() > 1)
-      r.fail("throughput", "a given throughput belongs to one model, but the targets train " + join({models.begin(), models.end()}));
+      r.fail("throughput", "a given throughput belongs to one model, but the targets train " + join_names({models.begin(), models.end()}));
     return o;
   }
 };

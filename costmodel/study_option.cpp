@@ -7,19 +7,12 @@
 #include <set>
 
 #include "common/config_paths.hpp"
+#include "common/suggest.hpp"
 #include "engine/platform_spec.hpp"
 
 namespace xpusim::cost {
 
 namespace fs = std::filesystem;
-
-namespace {
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
-}  // namespace
 
 const char* throughput_source_name(ThroughputSource s) {
   switch (s) {
@@ -54,14 +47,14 @@ std::optional<std::pair<std::string, std::string>> offer_problem(const PriceCata
   PricingTier tier;
   if (!parse_tier(tier_text, tier)) return P{"pricing", "'" + tier_text + "' is not one of " + std::string(tier_choices())};
   if (!prices.has_price(offer, tier))
-    return P{"pricing", "offer '" + offer + "' has no " + tier_text + " price (it has: " + join(prices.tiers_of(offer)) + ")"};
+    return P{"pricing", "offer '" + offer + "' has no " + tier_text + " price (it has: " + join_names(prices.tiers_of(offer)) + ")"};
   // An offer that lists devices must hold the option's device (catches a TPU priced as a GPU).
   const PriceOffer& off = prices.get(offer);
   std::vector<std::string> held;
   for (const auto& c : off.contains)
     if (std::find(devices.begin(), devices.end(), c.what) != devices.end()) held.push_back(c.what);
   if (!held.empty() && std::find(held.begin(), held.end(), device) == held.end())
-    return P{"offer", "offer '" + offer + "' holds " + join(held) + ", not " + device};
+    return P{"offer", "offer '" + offer + "' holds " + join_names(held) + ", not " + device};
   return std::nullopt;
 }
 

@@ -6,6 +6,15 @@ namespace xpusim {
 
 namespace {
 int64_t conv_out(int64_t in, int k, int s, int p, int d) { return (in + 2 * p - d * (k - 1) - 1) / s + 1; }
+
+// The window of a conv or pool (kernel, stride, padding per axis) as op attributes.
+OpAttrs window_attrs(const ConvArgs& a) {
+  OpAttrs at;  // per axis pair, as OpAttrs declares them
+  at.kernel_h = a.kernel_h, at.kernel_w = a.kernel_w;
+  at.stride_h = a.stride_h, at.stride_w = a.stride_w;
+  at.pad_h = a.pad_h, at.pad_w = a.pad_w;
+  return at;
+}
 }  // namespace
 
 ModelBuilder::ModelBuilder(OpGraph& g, int64_t batch, Precision precision)
@@ -61,18 +70,28 @@ int ModelBuilder::act_tensor(const std::string& name, Shape shape) {
 
 int ModelBuilder::add(OpKind kind, const std::string& name, OpAttrs attrs, std::vector<int> in, std::vector<int> out) {
   seal_inputs();
-  OpNode op;
-  op.name = name;
-  op.kind = kind;
-  op.attrs = attrs;
-  op.inputs = std::move(in);
-  op.outputs = std::move(out);
-  op.compute_dtype = act_;
-  op.phase = Phase::forward;
-  return g_.add_op(std::move(op));
+  return g_.add_op(make_op(kind, name, attrs, std::move(in), std::move(out), Phase::forward, act_));
 }
 
-int ModelBuilder::conv(int x, const ConvArgs& a, const std::string& name) {
+int ModelBuilder::conv(int x, const ConvArgs& a, const std::string& name) { return conv_op(x, a, -1, name); }
+
+int ModelBuilder::conv_like(int x, int like, const std::string& name) {
+  const OpNode& earlier = g_.op(g_.tensor(like).producer);
+  if (earlier.kind != OpKind::Conv2D) throw InternalError(name + ": conv_like needs the output of a conv");
+  const OpAttrs& at = earlier.attrs;
+  ConvArgs a;
+  a.filters = static_cast<int>(g_.tensor(earlier.inputs[1]).desc.shape[0]);
+  a.kernel_h = at.kernel_h, a.kernel_w = at.kernel_w;
+  a.stride_h = at.stride_h, a.stride_w = at.stride_w;
+  a.pad_h = at.pad_h, a.pad_w = at.pad_w;
+  a.dilation = at.dilation_h;
+  a.groups = at.groups;
+  a.bias = at.has_bias;
+  return conv_op(x, a, g_.tensor(like).producer, name);
+}
+
+// shared_from >= 0: the conv op whose weight (and bias) this one reuses; else new ones.
+int ModelBuilder::conv_op(int x, const ConvArgs& a, int shared_from, const std::string& name) {
   const Shape s = shape(x);  // a copy: adding tensors below may reallocate the tensor list
   if (s.size() != 4) throw InternalError(name + ": conv needs NCHW input, got " + shape_str(s));
   int64_t n = s[0], c = s[1], h = s[2], w = s[3];
@@ -80,18 +99,20 @@ int ModelBuilder::conv(int x, const ConvArgs& a, const std::string& name) {
   int64_t ho = conv_out(h, a.kernel_h, a.stride_h, a.pad_h, a.dilation);
   int64_t wo = conv_out(w, a.kernel_w, a.stride_w, a.pad_w, a.dilation);
   if (ho <= 0 || wo <= 0) throw InternalError(name + ": output would be empty for input " + shape_str(s));
-  OpAttrs at;
-  at.kernel_h = a.kernel_h;
-  at.kernel_w = a.kernel_w;
-  at.stride_h = a.stride_h;
-  at.stride_w = a.stride_w;
-  at.pad_h = a.pad_h;
-  at.pad_w = a.pad_w;
+  OpAttrs at = window_attrs(a);
   at.dilation_h = at.dilation_w = a.dilation;
   at.groups = a.groups;
   at.has_bias = a.bias;
-  std::vector<int> in{x, weight(name + ".weight", {a.filters, c / a.groups, a.kernel_h, a.kernel_w})};
-  if (a.bias) in.push_back(weight(name + ".bias", {a.filters}));
+  const Shape wshape{a.filters, c / a.groups, a.kernel_h, a.kernel_w};
+  std::vector<int> in{x};
+  if (shared_from >= 0) {
+    const std::vector<int> params(g_.op(shared_from).inputs.begin() + 1, g_.op(shared_from).inputs.end());
+    if (shape(params[0]) != wshape) throw InternalError(name + ": the shared conv weight does not fit this input");
+    in.insert(in.end(), params.begin(), params.end());
+  } else {
+    in.push_back(weight(name + ".weight", wshape));
+    if (a.bias) in.push_back(weight(name + ".bias", {a.filters}));
+  }
   int y = act_tensor(name, {n, a.filters, ho, wo});
   add(OpKind::Conv2D, name, at, in, {y});
   return y;
@@ -121,36 +142,35 @@ int ModelBuilder::batch_norm(int x, const std::string& name) {
   return y;
 }
 
+// An op of one input that writes a tensor of its shape.
+int ModelBuilder::same_shape_op(OpKind kind, int x, const OpAttrs& at, const std::string& name) {
+  int y = act_tensor(name, shape(x));
+  add(kind, name, at, {x}, {y});
+  return y;
+}
+
 int ModelBuilder::activation(int x, ActivationFn f, const std::string& name) {
   OpAttrs at;
   at.act = f;
-  int y = act_tensor(name, shape(x));
-  add(OpKind::Activation, name, at, {x}, {y});
-  return y;
+  return same_shape_op(OpKind::Activation, x, at, name);
+}
+
+// A square window k with stride s and padding p on both axes (floor mode).
+int ModelBuilder::square_pool(int x, PoolFn f, int k, int s, int p, const std::string& name) {
+  const Shape sh = shape(x);
+  ConvArgs w;
+  w.kernel_h = w.kernel_w = k;
+  w.stride_h = w.stride_w = s;
+  w.pad_h = w.pad_w = p;
+  return pool(x, f, w, conv_out(sh[2], k, s, p, 1), conv_out(sh[3], k, s, p, 1), name);
 }
 
 int ModelBuilder::max_pool(int x, int k, int s, int p, const std::string& name) {
-  const Shape sh = shape(x);  // a copy: adding tensors below may reallocate the tensor list
-  OpAttrs at;
-  at.pool = PoolFn::max;
-  at.kernel_h = at.kernel_w = k;
-  at.stride_h = at.stride_w = s;
-  at.pad_h = at.pad_w = p;
-  int y = act_tensor(name, {sh[0], sh[1], conv_out(sh[2], k, s, p, 1), conv_out(sh[3], k, s, p, 1)});
-  add(OpKind::Pool, name, at, {x}, {y});
-  return y;
+  return square_pool(x, PoolFn::max, k, s, p, name);
 }
 
 int ModelBuilder::avg_pool(int x, int k, int s, int p, const std::string& name) {
-  const Shape sh = shape(x);  // a copy: adding tensors below may reallocate the tensor list
-  OpAttrs at;
-  at.pool = PoolFn::avg;
-  at.kernel_h = at.kernel_w = k;
-  at.stride_h = at.stride_w = s;
-  at.pad_h = at.pad_w = p;
-  int y = act_tensor(name, {sh[0], sh[1], conv_out(sh[2], k, s, p, 1), conv_out(sh[3], k, s, p, 1)});
-  add(OpKind::Pool, name, at, {x}, {y});
-  return y;
+  return square_pool(x, PoolFn::avg, k, s, p, name);
 }
 
 int ModelBuilder::global_avg_pool(int x, const std::string& name) {
@@ -174,24 +194,30 @@ int ModelBuilder::global_avg_pool(int x, const std::string& name) {
   return y;
 }
 
-int ModelBuilder::dense(int x, int64_t units, bool bias, const std::string& name) {
-  const Shape sh = shape(x);  // a copy: adding tensors below may reallocate the tensor list
-  int64_t k = sh.back();
+// y = x W (+ b) over x's last axis, W already added as in[1]: the bias (when asked) is added
+// here, then the output of x's shape with the last axis = units.
+int ModelBuilder::dense_op(const Shape& sh, int64_t units, bool trans_w, bool bias, std::vector<int> in,
+                           const std::string& name) {
   int64_t m = 1;
   for (size_t i = 0; i + 1 < sh.size(); ++i) m *= sh[i];
   OpAttrs at;
   at.m = m;
   at.n = units;
-  at.k = k;
+  at.k = sh.back();
+  at.trans_b = trans_w;
   at.has_bias = bias;
-  // Stored [in, out] so y = x W; torchvision stores [out, in]: same count.
-  std::vector<int> in{x, weight(name + ".weight", {k, units})};
   if (bias) in.push_back(weight(name + ".bias", {units}));
   Shape out = sh;
   out.back() = units;
   int y = act_tensor(name, out);
-  gemm_precision(add(OpKind::MatMul, name, at, in, {y}));
+  gemm_precision(add(OpKind::MatMul, name, at, std::move(in), {y}));
   return y;
+}
+
+int ModelBuilder::dense(int x, int64_t units, bool bias, const std::string& name) {
+  const Shape sh = shape(x);  // a copy: adding tensors below may reallocate the tensor list
+  // Stored [in, out] so y = x W; torchvision stores [out, in]: same count.
+  return dense_op(sh, units, false, bias, {x, weight(name + ".weight", {sh.back(), units})}, name);
 }
 
 int ModelBuilder::dense_with(int x, int w, bool trans_w, bool bias, const std::string& name) {
@@ -200,21 +226,7 @@ int ModelBuilder::dense_with(int x, int w, bool trans_w, bool bias, const std::s
   if (ws.size() != 2) throw InternalError(name + ": dense_with needs a 2-D weight");
   const int64_t k = sh.back(), units = trans_w ? ws[0] : ws[1];
   if ((trans_w ? ws[1] : ws[0]) != k) throw InternalError(name + ": dense_with weight does not match the input");
-  int64_t m = 1;
-  for (size_t i = 0; i + 1 < sh.size(); ++i) m *= sh[i];
-  OpAttrs at;
-  at.m = m;
-  at.n = units;
-  at.k = k;
-  at.trans_b = trans_w;
-  at.has_bias = bias;
-  std::vector<int> in{x, w};
-  if (bias) in.push_back(weight(name + ".bias", {units}));
-  Shape out = sh;
-  out.back() = units;
-  int y = act_tensor(name, out);
-  gemm_precision(add(OpKind::MatMul, name, at, in, {y}));
-  return y;
+  return dense_op(sh, units, trans_w, bias, {x, w}, name);
 }
 
 int ModelBuilder::dropout(int x, double rate, const std::string& name) {
@@ -253,14 +265,8 @@ int ModelBuilder::broadcast_mul(int a, int b, const std::string& name) {
 
 int ModelBuilder::pool(int x, PoolFn f, const ConvArgs& w, int64_t out_h, int64_t out_w, const std::string& name) {
   const Shape sh = shape(x);  // a copy: adding tensors below may reallocate the tensor list
-  OpAttrs at;
+  OpAttrs at = window_attrs(w);
   at.pool = f;
-  at.kernel_h = w.kernel_h;
-  at.kernel_w = w.kernel_w;
-  at.stride_h = w.stride_h;
-  at.stride_w = w.stride_w;
-  at.pad_h = w.pad_h;
-  at.pad_w = w.pad_w;
   int y = act_tensor(name, {sh[0], sh[1], out_h, out_w});
   add(OpKind::Pool, name, at, {x}, {y});
   return y;
@@ -385,11 +391,7 @@ int ModelBuilder::attention(int q, int k, int v, int64_t heads, bool causal, con
   return y;
 }
 
-int ModelBuilder::softmax(int x, const std::string& name) {
-  int y = act_tensor(name, shape(x));
-  add(OpKind::Softmax, name, {}, {x}, {y});
-  return y;
-}
+int ModelBuilder::softmax(int x, const std::string& name) { return same_shape_op(OpKind::Softmax, x, {}, name); }
 
 int ModelBuilder::transpose(int x, const std::vector<int>& perm, const std::string& name) {
   const Shape s = shape(x);
@@ -441,9 +443,7 @@ int ModelBuilder::batch_matmul(int a, int b, bool trans_a, bool trans_b, const s
 int ModelBuilder::scale(int x, double alpha, const std::string& name) {
   OpAttrs at;
   at.alpha = alpha;
-  int y = act_tensor(name, shape(x));
-  add(OpKind::Scale, name, at, {x}, {y});
-  return y;
+  return same_shape_op(OpKind::Scale, x, at, name);
 }
 
 int ModelBuilder::softmax_cross_entropy(int logits, int labels, const std::string& name, bool auxiliary) {

@@ -34,6 +34,9 @@ class ModelBuilder {
   int conv(int x, const ConvArgs& a, const std::string& name);
   // Square-kernel shortcut: k x k, stride s, pad p.
   int conv(int x, int filters, int k, int s, int p, bool bias, const std::string& name);
+  // The conv that produced `like`, applied to x with the same weight and bias (a head shared
+  // by several feature levels, as an FPN's RPN head): no new parameters.
+  int conv_like(int x, int like, const std::string& name);
   int batch_norm(int x, const std::string& name);
   int activation(int x, ActivationFn f, const std::string& name);
   int relu(int x, const std::string& name) { return activation(x, ActivationFn::relu, name); }
@@ -89,6 +92,10 @@ class ModelBuilder {
   int weight(const std::string& name, Shape shape);
   int act_tensor(const std::string& name, Shape shape);
   int add(OpKind kind, const std::string& name, OpAttrs attrs, std::vector<int> in, std::vector<int> out);
+  int conv_op(int x, const ConvArgs& a, int shared_from, const std::string& name);
+  int square_pool(int x, PoolFn f, int k, int s, int p, const std::string& name);
+  int same_shape_op(OpKind kind, int x, const OpAttrs& at, const std::string& name);
+  int dense_op(const Shape& sh, int64_t units, bool trans_w, bool bias, std::vector<int> in, const std::string& name);
   // A layer's GEMM (x times a weight): under Precision::fp8 it computes in fp8.
   void gemm_precision(int op) { g_.op_mut(op).compute_dtype = gemm_; }
   void seal_inputs();

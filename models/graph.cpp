@@ -117,4 +117,18 @@ std::vector<int> OpGraph::tensors_with_role(TensorRole r) const {
   return out;
 }
 
+OpNode make_op(OpKind kind, const std::string& name, const OpAttrs& attrs, std::vector<int> in, std::vector<int> out,
+               Phase phase, DType dtype, int forward_op) {
+  OpNode op;
+  op.name = name;
+  op.kind = kind;
+  op.phase = phase;
+  op.attrs = attrs;
+  op.inputs = std::move(in);
+  op.outputs = std::move(out);
+  op.compute_dtype = dtype;
+  op.forward_op = forward_op;
+  return op;
+}
+
 }  // namespace xpusim

@@ -128,6 +128,11 @@ struct OpNode {
   Work work;
 };
 
+// An op of KIND reading tensors IN and writing OUT, run in PHASE at DTYPE; FORWARD_OP is the
+// forward op a backward op differentiates (-1 for forward ops). Work is counted later.
+OpNode make_op(OpKind kind, const std::string& name, const OpAttrs& attrs, std::vector<int> in, std::vector<int> out,
+               Phase phase, DType dtype, int forward_op = -1);
+
 struct EdgeData {
   int tensor = -1;
 };

@@ -95,16 +95,8 @@ class Lowering {
 
   int emit(OpKind kind, const std::string& name, OpAttrs attrs, std::vector<int> in, std::vector<int> out,
            int fwd, Phase phase) {
-    OpNode op;
-    op.kind = kind;
-    op.name = name;
-    op.attrs = attrs;
-    op.inputs = std::move(in);
-    op.outputs = std::move(out);
-    op.forward_op = fwd;
-    op.phase = phase;
-    op.compute_dtype = fwd >= 0 ? g_.op(fwd).compute_dtype : activation_dtype(g_.precision);
-    return g_.add_op(std::move(op));
+    const DType dtype = fwd >= 0 ? g_.op(fwd).compute_dtype : activation_dtype(g_.precision);
+    return g_.add_op(make_op(kind, name, attrs, std::move(in), std::move(out), phase, dtype, fwd));
   }
 
   void backward_of(int i) {

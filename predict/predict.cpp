@@ -9,18 +9,13 @@
 #include "common/config_paths.hpp"
 #include "common/error.hpp"
 #include "common/spec_reader.hpp"
+#include "common/suggest.hpp"
 #include "predict/host_pass.hpp"
 #include "predict/monitoring.hpp"
 
 namespace xpusim {
 
 namespace {
-
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& e : v) s += (s.empty() ? "" : ", ") + e;
-  return s;
-}
 
 // Parsed specs shared by every request of the process: one parse per (file, overrides).
 struct SpecCache {
@@ -131,7 +126,7 @@ ResolvedPlacement resolve_placement(const Placement& p, const Engine& engine, co
     const SystemSpec& s = *out.system;
     if (std::find(s.devices.begin(), s.devices.end(), d.name) == s.devices.end())
       throw FieldError("system", "system '" + s.name + "' does not hold device '" + d.name + "' (it holds: " +
-                                     join(s.devices) + ")");
+                                     join_names(s.devices) + ")");
   }
   out.framework_build = cpu_build_in_framework_name(p.framework);
   engine.check_placement(out);

@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-# ccache keys compiles by paths relative to the clone (CCACHE_BASEDIR, and -fdebug-prefix-map
+# ccache keys compiles by paths relative to the clone (CCACHE_BASEDIR, and -ffile-prefix-map
 # in CMakeLists.txt for the -g trees), so a fresh clone at a new path still hits the cache.
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
 start=$(date +%s)

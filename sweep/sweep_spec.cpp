@@ -14,6 +14,7 @@
 #include "common/error.hpp"
 #include "common/output.hpp"
 #include "common/spec_reader.hpp"
+#include "common/suggest.hpp"
 #include "costmodel/convergence.hpp"
 #include "engine/platform_spec.hpp"
 #include "models/dtype.hpp"
@@ -37,12 +38,6 @@ long long parse_int(const std::string& field, const std::string& v) {
   }
   if (used == 0 || used != v.size()) throw FieldError(field, "'" + v + "' is not an integer");
   return x;
-}
-
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
 }
 
 }  // namespace
@@ -148,13 +143,13 @@ namespace {
 std::string field_keys() {
   std::vector<std::string> k;
   for (const auto& f : axis_fields()) k.push_back(f.key);
-  return join(k);
+  return join_names(k);
 }
 
 std::string result_keys() {
   std::vector<std::string> k;
   for (const auto& f : result_fields()) k.push_back(f.key);
-  return join(k);
+  return join_names(k);
 }
 
 bool is_field_key(const std::string& key) {

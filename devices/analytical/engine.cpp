@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "common/suggest.hpp"
 #include "devices/analytical/device_spec.hpp"
 #include "devices/analytical/memory.hpp"
 #include "devices/analytical/op_cost.hpp"
@@ -14,12 +15,6 @@
 namespace xpusim::analytical {
 
 namespace {
-
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& e : v) s += (s.empty() ? "" : ", ") + e;
-  return s;
-}
 
 // Every op of the per-device step priced on one device, as the parallel layer's PricedOps
 // (indexed by op id) and as the roofline's OpCosts (for the report's time split).
@@ -89,7 +84,7 @@ StepReport AnalyticalEngine::run_step(const StepRequest& req) {
   const CpuBuild build = req.placement.build.value_or(d.default_build);
   if (!d.supports(g.precision))
     throw FieldError("precision", "device '" + d.name + "' does not support " + precision_name(g.precision) +
-                    " (supports: " + join(d.precisions) + ")");
+                    " (supports: " + join_names(d.precisions) + ")");
   const int count = req.placement.count;
   const bool gpu = d.kind == DeviceKind::gpu;
   const int replicas = req.placement.replicas;  // check_placement: the GPUs, or 1 for a CPU machine

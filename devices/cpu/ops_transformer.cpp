@@ -98,13 +98,10 @@ void Runner::on_LayerNorm(const OpGraph& g, int i) {
 void Runner::on_LayerNormBackward(const OpGraph& g, int i) {
   const OpNode& op = g.op(i);  // in: {dy, x, gamma, mean, rstd}; out: {dx, dgamma[, dbeta]}
   const int64_t d = g.tensor(op.inputs[1]).desc.shape.back(), rows = numel(op.inputs[1]) / d;
-  const float* dy = ptr(op.inputs[0]);
-  const float* x = ptr(op.inputs[1]);
-  const float* gamma = ptr(op.inputs[2]);
-  const float* mean = ptr(op.inputs[3]);
-  const float* rstd = ptr(op.inputs[4]);
-  float* dx = ptr(op.outputs[0]);
-  float* dgamma = ptr(op.outputs[1]);
+  const auto in = inputs_of<5>(op);
+  const float *dy = in[0], *x = in[1], *gamma = in[2], *mean = in[3], *rstd = in[4];
+  const auto out = outputs_of<2>(op);
+  float *dx = out[0], *dgamma = out[1];
   float* dbeta = op.outputs.size() > 2 ? ptr(op.outputs[2]) : nullptr;
   const bool rms = op.attrs.rms;  // mean 0: dx = rstd (g - xh mean(g xh))
 #pragma omp parallel for schedule(static)
@@ -151,11 +148,10 @@ void Runner::on_LayerNormBackward(const OpGraph& g, int i) {
 void Runner::on_Attention(const OpGraph& g, int i) {
   const OpNode& op = g.op(i);  // in: {q, k, v}; out: {y, probs}
   const AttnGeom a = attn_geom(g, i);
-  const float* q = ptr(op.inputs[0]);
-  const float* k = ptr(op.inputs[1]);
-  const float* v = ptr(op.inputs[2]);
-  float* y = ptr(op.outputs[0]);
-  float* probs = ptr(op.outputs[1]);
+  const auto in = inputs_of<3>(op);
+  const float *q = in[0], *k = in[1], *v = in[2];
+  const auto out = outputs_of<2>(op);
+  float *y = out[0], *probs = out[1];
   const int64_t pairs = a.n * a.heads;
   int failed = 0;
 #pragma omp parallel for schedule(static) reduction(| : failed)
@@ -178,14 +174,10 @@ void Runner::on_Attention(const OpGraph& g, int i) {
 void Runner::on_AttentionBackward(const OpGraph& g, int i) {
   const OpNode& op = g.op(i);  // in: {dy, q, k, v, probs}; out: {dq, dk, dv}
   const AttnGeom a = attn_geom(g, op.forward_op);
-  const float* dy = ptr(op.inputs[0]);
-  const float* q = ptr(op.inputs[1]);
-  const float* k = ptr(op.inputs[2]);
-  const float* v = ptr(op.inputs[3]);
-  const float* probs = ptr(op.inputs[4]);
-  float* dq = ptr(op.outputs[0]);
-  float* dk = ptr(op.outputs[1]);
-  float* dv = ptr(op.outputs[2]);
+  const auto in = inputs_of<5>(op);
+  const float *dy = in[0], *q = in[1], *k = in[2], *v = in[3], *probs = in[4];
+  const auto out = outputs_of<3>(op);
+  float *dq = out[0], *dk = out[1], *dv = out[2];
   const int64_t pairs = a.n * a.heads;
   int failed = 0;
 #pragma omp parallel reduction(| : failed)

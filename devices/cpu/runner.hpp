@@ -4,6 +4,7 @@
 // concat/split, optimizers). Per-op state (primitives and their memory objects) is built
 // on the first execution of an op and reused on every later step.
 #pragma once
+#include <array>
 #include <dnnl.hpp>
 
 #include <memory>
@@ -28,6 +29,19 @@ class Runner final : public OpVisitor<void> {
 #undef XPUSIM_CPU_HANDLER
 
   float* ptr(int t) { return ptrs[static_cast<size_t>(t)]; }
+  // The buffers of an op's first N inputs (read-only) or outputs, in the order the op kind lists them.
+  template <size_t N>
+  std::array<const float*, N> inputs_of(const OpNode& op) {
+    std::array<const float*, N> a{};
+    for (size_t j = 0; j < N; ++j) a[j] = ptr(op.inputs[j]);
+    return a;
+  }
+  template <size_t N>
+  std::array<float*, N> outputs_of(const OpNode& op) {
+    std::array<float*, N> a{};
+    for (size_t j = 0; j < N; ++j) a[j] = ptr(op.outputs[j]);
+    return a;
+  }
   int64_t numel(int t) const { return g_.tensor(t).desc.numel(); }
   // The bf16 copy of a weight fed to conv/matmul under bf16 (else the weight itself).
   float* weight_operand(int op, int t);

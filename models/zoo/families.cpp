@@ -17,6 +17,7 @@ const std::vector<FamilyEntry>& model_families() {
       {"alexnet", "AlexNet (torchvision one-tower variant)", ModelTask::image, plain(zoo::parse_alexnet)},
       {"inception_v3", "Inception v3 (torchvision, with auxiliary logits)", ModelTask::image, plain(zoo::parse_inception_v3)},
       {"inception_v4", "Inception v4 (Szegedy et al. 2017; TF-Slim, no auxiliary head)", ModelTask::image, plain(zoo::parse_inception_v4)},
+      {"faster_rcnn", "Faster R-CNN, ResNet-50 FPN backbone (torchvision fasterrcnn_resnet50_fpn)", ModelTask::image, plain(zoo::parse_faster_rcnn)},
       {"sequential", "a list of layers in YAML (Keras Sequential style)", std::nullopt, plain(zoo::parse_sequential)},
       {"ncf", "Neural collaborative filtering, NeuMF (He et al. 2017; MLPerf)", ModelTask::sequence, plain(zoo::parse_ncf)},
       {"word2vec", "word2vec skip-gram with sampled (NCE) loss", ModelTask::sequence, plain(zoo::parse_word2vec)},

@@ -14,11 +14,15 @@ ModelBuildFn parse_sequential(SpecReader& p);
 ModelBuildFn parse_ncf(SpecReader& p);
 ModelBuildFn parse_word2vec(SpecReader& p);
 ModelBuildFn parse_gnmt(SpecReader& p);
+ModelBuildFn parse_faster_rcnn(SpecReader& p);
 ModelBuildFn parse_transformer(SpecReader& p, ModelSpec& spec);
 
 // Largest layer size (channels, units, kernel, vocabulary) a model file may give: the
 // builder works in int, and OpGraph::add_tensor bounds the products.
 constexpr long long kMaxLayerSize = 2147483647;
+
+// The check every layer-size key takes (SpecReader::integer's validator): "" when v is a size.
+inline const char* layer_size_check(long long v) { return v > 0 && v <= kMaxLayerSize ? "" : "must be in [1, 2147483647]"; }
 
 // Shared input helper: image input + labels, or token ids + labels.
 struct Inputs {

@@ -7,7 +7,7 @@ namespace xpusim::zoo {
 
 ModelBuildFn parse_ncf(SpecReader& r) {
   // MLPerf NCF (NeuMF, He et al. 2017) on MovieLens: GMF and MLP towers, concat, logistic output.
-  auto positive = [](long long v) { return v > 0 && v <= kMaxLayerSize ? "" : "must be in [1, 2147483647]"; };
+  const auto positive = layer_size_check;
   long long users = r.integer("users", 6040, "ids", "number of users (MovieLens-1M)", positive);
   long long items = r.integer("items", 3706, "ids", "number of items (MovieLens-1M)", positive);
   long long mf_dim = r.integer("mf_dim", 64, "features", "GMF embedding width", positive);
@@ -44,7 +44,7 @@ ModelBuildFn parse_word2vec(SpecReader& r) {
   // The gathered rows are modelled as a dense layer over the sampled columns: FLOPs and
   // bytes are exact; the full output table (vocab x dim) is not a dense parameter because
   // TensorFlow updates only the sampled rows (sparse gradients).
-  auto positive = [](long long v) { return v > 0 && v <= kMaxLayerSize ? "" : "must be in [1, 2147483647]"; };
+  const auto positive = layer_size_check;
   long long vocab = r.integer("vocab", 50000, "words", "vocabulary", positive);
   long long dim = r.integer("dim", 128, "features", "embedding width", positive);
   long long negatives = r.integer("negatives", 64, "words", "sampled negatives per batch", positive);
@@ -63,7 +63,7 @@ ModelBuildFn parse_gnmt(SpecReader& r) {
   // GNMT v2 as in MLPerf/NVIDIA: 4-layer encoder (first layer bidirectional), 4-layer decoder
   // with normalized Bahdanau attention, residual connections from layer 3, shared vocab.
   // Attention is modelled as its two matmuls (scores and context) per decoder step.
-  auto positive = [](long long v) { return v > 0 && v <= kMaxLayerSize ? "" : "must be in [1, 2147483647]"; };
+  const auto positive = layer_size_check;
   long long vocab = r.integer("vocab", 32317, "tokens", "shared BPE vocabulary", positive);
   long long hidden = r.integer("hidden", 1024, "units", "LSTM and embedding width", positive);
   long long layers = r.integer("layers", 4, "layers", "encoder and decoder depth", positive);

@@ -60,7 +60,7 @@ struct Layer {
 Layer parse_layer(const YAML::Node& node, const std::string& file, size_t index) {
   SpecReader r(node, file, "params.layers[" + std::to_string(index) + "]");
   // The builder takes int sizes: bound them so nothing is truncated on the way.
-  auto positive = [](long long v) { return v > 0 && v <= kMaxLayerSize ? "" : "must be in [1, 2147483647]"; };
+  const auto positive = layer_size_check;
   Layer l;
   l.where = yaml_location(file, node) + ": params.layers[" + std::to_string(index) + "]";
   std::vector<std::string> names;

@@ -107,7 +107,7 @@ void build(ModelBuilder& b, const TransformerParams& p, const ModelSpec& s) {
 }  // namespace
 
 ModelBuildFn parse_transformer(SpecReader& r, ModelSpec& spec) {
-  auto positive = [](long long v) { return v > 0 && v <= kMaxLayerSize ? "" : "must be in [1, 2147483647]"; };
+  const auto positive = layer_size_check;
   auto non_negative = [](long long v) { return v >= 0 && v <= kMaxLayerSize ? "" : "must be in [0, 2147483647]"; };
   TransformerParams p;
   p.vocab = r.integer("vocab", 30522, "tokens", "token vocabulary (BERT WordPiece 30522, GPT-2 BPE 50257)", positive);

@@ -16,12 +16,23 @@
 #include "models/builder.hpp"
 #include "models/training.hpp"
 #include "predict/predict.hpp"
+#include "tests/unit/predict_request.hpp"
 
 using namespace xpusim;
 using namespace xpusim::cuda;
 using Vec = std::vector<float>;
 
 namespace {
+
+// A run of MODEL on the CUDA engine: STEPS timed steps after WARMUP untimed ones.
+PredictRequest cuda_run(const std::string& model, int64_t batch, const std::string& precision, int steps, int warmup,
+                        int count = 1) {
+  PredictRequest r = fixtures::predict_request("cuda", count, model, batch, precision);
+  r.engine = "cuda";
+  r.steps = steps;
+  r.warmup = warmup;
+  return r;
+}
 
 // Max abs error relative to the reference's max abs value.
 // Largest absolute error over the largest reference magnitude, or over `scale` when that is
@@ -687,14 +698,7 @@ TEST_CASE("the tiny Transformer step under mixed fp16 and bf16 matches within lo
 }
 
 TEST_CASE("training the zoo's tiny Transformer on one fixed batch lowers its loss", "[gpu]") {
-  PredictRequest r;
-  r.model = "tiny_transformer";
-  r.engine = "cuda";
-  r.placement.device = "cuda";
-  r.batch_per_device = 8;
-  r.precision = "mixed_fp16";
-  r.steps = 30;
-  r.warmup = 0;
+  PredictRequest r = cuda_run("tiny_transformer", 8, "mixed_fp16", 30, 0);
   StepReport rep = predict(r);
   INFO("loss " << rep.extra["loss_first"] << " -> " << rep.extra["loss_last"]);
   CHECK(rep.extra["loss_last"].get<double>() < rep.extra["loss_first"].get<double>());
@@ -729,14 +733,7 @@ TEST_CASE("LSTM forward and embedding match the host reference", "[gpu]") {
 
 TEST_CASE("training a zoo model on one fixed batch lowers its loss", "[gpu]") {
   for (const char* prec : {"fp32", "mixed_fp16"}) {
-    PredictRequest r;
-    r.model = "mnist_mlp";
-    r.engine = "cuda";
-    r.placement.device = "cuda";
-    r.batch_per_device = 64;
-    r.precision = prec;
-    r.steps = 30;
-    r.warmup = 0;
+    PredictRequest r = cuda_run("mnist_mlp", 64, prec, 30, 0);
     StepReport rep = predict(r);
     INFO(prec << ": loss " << rep.extra["loss_first"] << " -> " << rep.extra["loss_last"]);
     CHECK(rep.extra["loss_last"].get<double>() < rep.extra["loss_first"].get<double>());
@@ -748,14 +745,7 @@ TEST_CASE("training a zoo model on one fixed batch lowers its loss", "[gpu]") {
 
 TEST_CASE("--task inference runs forward passes only, in less memory than training", "[gpu]") {
   for (const char* prec : {"fp32", "mixed_fp16"}) {
-    PredictRequest r;
-    r.model = "mnist_cnn";
-    r.engine = "cuda";
-    r.placement.device = "cuda";
-    r.batch_per_device = 64;
-    r.precision = prec;
-    r.steps = 5;
-    r.warmup = 1;
+    PredictRequest r = cuda_run("mnist_cnn", 64, prec, 5, 1);
     StepReport train = predict(r);
     r.task = Task::inference;
     StepReport inf = predict(r);
@@ -778,14 +768,7 @@ TEST_CASE("data parallel over two GPUs trains and reports both", "[gpu]") {
     WARN("one GPU only: the NCCL data-parallel path is not exercised here");
     return;
   }
-  PredictRequest r;
-  r.model = "mnist_cnn";
-  r.engine = "cuda";
-  r.placement.device = "cuda";
-  r.placement.count = 2;
-  r.batch_per_device = 32;
-  r.steps = 20;
-  r.warmup = 0;
+  PredictRequest r = cuda_run("mnist_cnn", 32, "fp32", 20, 0, 2);
   StepReport rep = predict(r);
   CHECK(rep.global_batch == 64);
   CHECK(rep.extra["gpu_count"].get<int>() == 2);
@@ -794,12 +777,7 @@ TEST_CASE("data parallel over two GPUs trains and reports both", "[gpu]") {
 }
 
 TEST_CASE("a batch beyond the GPU's memory is a clear error, not a crash", "[gpu]") {
-  PredictRequest r;
-  r.model = "vgg16";
-  r.engine = "cuda";
-  r.placement.device = "cuda";
-  r.batch_per_device = 4096;  // conv1 alone needs 52 GB of fp32 output, more than any one GPU has with the rest
-  r.steps = 1;
-  r.warmup = 0;
+  // Batch 4096: conv1 alone needs 52 GB of fp32 output, more than any one GPU has with the rest.
+  PredictRequest r = cuda_run("vgg16", 4096, "fp32", 1, 0);
   CHECK_THROWS_WITH(predict(r), Catch::Contains("out of GPU memory") && Catch::Contains("bytes free of"));
 }

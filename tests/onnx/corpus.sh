@@ -9,11 +9,5 @@
 # Exit 77 (ctest: SKIPPED) when no python3 here can import torch and torchvision.
 set -euo pipefail
 bin="$1"; src="$2"; out="$3"; set="$4"; min_pass="${5:-95}"
-py=""
-cands=(/usr/bin/python3 python3)
-[[ -n "${XPUSIM_TORCH_PYTHON:-}" ]] && cands=("$XPUSIM_TORCH_PYTHON")
-for cand in "${cands[@]}"; do
-  if "$cand" -c 'import torch, torchvision' 2>/dev/null; then py="$cand"; break; fi
-done
-if [[ -z "$py" ]]; then echo "SKIPPED: no python3 with torch and torchvision (apt-get install python3-torch python3-torchvision)"; exit 77; fi
+source "$(dirname "${BASH_SOURCE[0]}")/torch_python.sh"
 exec "$py" "$src/scripts/onnx_corpus.py" check "$bin" "$out" --set "$set" --min-pass "$min_pass"

@@ -6,14 +6,7 @@
 # Usage: resnet50_vs_zoo.sh XPUSIM_BIN SOURCE_DIR OUT_DIR
 set -euo pipefail
 bin="$1"; src="$2"; out="$3"
-py=""
-# XPUSIM_TORCH_PYTHON names the interpreter (only it is tried); else Debian's, then PATH's.
-cands=(/usr/bin/python3 python3)
-[[ -n "${XPUSIM_TORCH_PYTHON:-}" ]] && cands=("$XPUSIM_TORCH_PYTHON")
-for cand in "${cands[@]}"; do
-  if "$cand" -c 'import torch, torchvision' 2>/dev/null; then py="$cand"; break; fi
-done
-if [[ -z "$py" ]]; then echo "SKIPPED: no python3 with torch and torchvision (apt-get install python3-torch python3-torchvision)"; exit 77; fi
+source "$(dirname "${BASH_SOURCE[0]}")/torch_python.sh"
 mkdir -p "$out"
 model="$out/resnet50.onnx"
 if [[ ! -s "$model" || "$src/scripts/make_onnx_fixtures.py" -nt "$model" ]]; then

@@ -2,6 +2,7 @@
 // derived by hand in the comments.
 #include <catch2/catch.hpp>
 
+#include "common/error.hpp"
 #include "models/builder.hpp"
 #include "models/training.hpp"
 #include "models/work.hpp"
@@ -101,6 +102,40 @@ TEST_CASE("residual fan-out sums gradient pieces with an Add", "[graph][lowering
     if (g.op(i).kind == OpKind::Add && g.op(i).phase == Phase::backward) ++sums;
   CHECK(sums == 1);
   CHECK(g.tensor(gradient_of(g, a)).desc.shape == g.tensor(a).desc.shape);
+}
+
+// An FPN's RPN head: one conv applied to two feature levels. Parameters once, work twice, and
+// the weight's gradient summed over both uses (one backward Add, one all-reduce, one update).
+TEST_CASE("conv_like shares an earlier conv's weight and bias", "[graph][lowering]") {
+  OpGraph g;
+  ModelBuilder b(g, 2, Precision::fp32);
+  int x = b.image_input(3, 8, 8);
+  int labels = b.labels();
+  int p2 = b.conv(x, 4, 1, 1, 0, false, "p2");               // [2,4,8,8]
+  int p3 = b.max_pool(p2, 1, 2, 0, "p3");                     // [2,4,4,4]
+  int h2 = b.conv(p2, 4, 3, 1, 1, true, "head.p2");          // weight 4x4x3x3 = 144, bias 4
+  int h3 = b.conv_like(p3, h2, "head.p3");
+  CHECK(b.shape(h3) == Shape{2, 4, 4, 4});
+  CHECK_THROWS_AS(b.conv_like(x, h2, "wrong_input"), InternalError);  // 3 input channels, not 4
+  int f = b.dense(b.concat({b.flatten(h2, "f2"), b.flatten(h3, "f3")}, 1, "cat"), 3, false, "fc");
+  b.softmax_cross_entropy(f, labels, "loss");
+  count_all_work(g);
+  // params: p2 4x3 = 12, head 144 + 4 = 148 (once), fc (256 + 64) x 3 = 960 -> 1120
+  CHECK(graph_totals(g).params == 1120);
+  // head.p3: N 2 x 4x4 x Cout 4 x Cin 4 x 3x3 = 4608 MACs, 9216 FLOPs; a quarter of head.p2 (8x8)
+  const OpNode& h2_op = g.op(g.tensor(h2).producer);
+  const OpNode& h3_op = g.op(g.tensor(h3).producer);
+  CHECK(h3_op.work.flops >= 9216);
+  CHECK(h3_op.work.flops * 4 == h2_op.work.flops);
+  CHECK(h3_op.inputs.size() == 3);
+  CHECK(h3_op.inputs[1] == h2_op.inputs[1]);
+  CHECK(h3_op.inputs[2] == h2_op.inputs[2]);
+  TrainingOptions o;
+  o.replicas = 2;
+  lower_to_training_step(g, o);
+  int ar = 0;
+  for (int i = 0; i < g.num_ops(); ++i) ar += g.op(i).kind == OpKind::AllReduce;
+  CHECK(ar == 4);  // p2.weight, head.weight, head.bias, fc.weight: the shared pair once each
 }
 
 TEST_CASE("data-parallel lowering adds one all-reduce per weight and Adam keeps two moments", "[graph][lowering]") {

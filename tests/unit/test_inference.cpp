@@ -12,6 +12,7 @@
 #include "models/work.hpp"
 #include "models/zoo.hpp"
 #include "predict/predict.hpp"
+#include "tests/unit/predict_request.hpp"
 #include "sweep/sweep_spec.hpp"
 #include "validation/metrics.hpp"
 #include "validation/reference_csv.hpp"
@@ -60,12 +61,7 @@ void check_forward_only(const OpGraph& g) {
 
 PredictRequest request(const std::string& model, const std::string& device, int count, int64_t batch,
                        const std::string& precision, Task task) {
-  PredictRequest r;
-  r.model = model;
-  r.placement.device = device;
-  r.placement.count = count;
-  r.batch_per_device = batch;
-  r.precision = precision;
+  PredictRequest r = fixtures::predict_request(device, count, model, batch, precision);
   r.task = task;
   return r;
 }

@@ -11,6 +11,7 @@
 
 #include "common/error.hpp"
 #include "predict/predict.hpp"
+#include "tests/unit/predict_request.hpp"
 #include "sim/tpu/tpu_spec.hpp"
 #include "xpusim_test_paths.hpp"
 
@@ -20,14 +21,8 @@ namespace {
 
 PredictRequest v2_8(const std::string& model, int64_t batch, DataSource data,
                     const std::string& system = "cloud_tpu_v2-8") {
-  PredictRequest r;
-  r.model = model;
-  r.batch_per_device = batch;
-  r.precision = "bf16";
+  PredictRequest r = fixtures::predict_request("tpu_v2", 8, model, batch, "bf16", system);
   r.data = data;
-  r.placement.device = "tpu_v2";
-  r.placement.count = 8;
-  r.placement.system = system;
   return r;
 }
 

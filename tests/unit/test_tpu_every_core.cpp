@@ -15,6 +15,7 @@
 
 #include "common/error.hpp"
 #include "predict/predict.hpp"
+#include "tests/unit/predict_request.hpp"
 #include "sim/tpu/core_model.hpp"
 
 using namespace xpusim;
@@ -22,14 +23,8 @@ using namespace xpusim;
 namespace {
 
 PredictRequest v2_8(const std::string& model, int64_t batch, DataSource data) {
-  PredictRequest r;
-  r.model = model;
-  r.batch_per_device = batch;
-  r.precision = "bf16";
+  PredictRequest r = fixtures::predict_request("tpu_v2", 8, model, batch, "bf16", "cloud_tpu_v2-8");
   r.data = data;
-  r.placement.device = "tpu_v2";
-  r.placement.count = 8;
-  r.placement.system = "cloud_tpu_v2-8";
   return r;
 }
 

@@ -7,6 +7,7 @@
 
 #include "common/config_paths.hpp"
 #include "predict/predict.hpp"
+#include "tests/unit/predict_request.hpp"
 #include "sim/tpu/tpu_spec.hpp"
 
 using namespace xpusim;
@@ -14,24 +15,10 @@ using namespace xpusim;
 namespace {
 
 PredictRequest a100(const std::string& model, int64_t batch) {
-  PredictRequest r;
-  r.model = model;
-  r.batch_per_device = batch;
-  r.precision = "mixed_fp16";
-  r.placement.device = "a100_sxm4_40gb";
-  return r;
+  return fixtures::predict_request("a100_sxm4_40gb", 1, model, batch, "mixed_fp16");
 }
 
-PredictRequest gpt2_v3_8() {
-  PredictRequest r;
-  r.model = "gpt2";
-  r.batch_per_device = 8;
-  r.precision = "bf16";
-  r.placement.device = "tpu_v3";
-  r.placement.count = 8;
-  r.placement.system = "cloud_tpu_v3-8";
-  return r;
-}
+PredictRequest gpt2_v3_8() { return fixtures::predict_request("tpu_v3", 8, "gpt2", 8, "bf16", "cloud_tpu_v3-8"); }
 
 }  // namespace
 

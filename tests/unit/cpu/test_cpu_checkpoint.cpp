@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 
 #include "common/crc32c.hpp"
@@ -147,39 +148,35 @@ TEST_CASE("checkpoint: file round trip, damaged files and other options refused"
   CHECK_THROWS_WITH(check_checkpoint_matches(ck, other, dir), Catch::StartsWith("train_limit:"));
   // Every other option that changes the numbers is refused too, naming its field (the CLI
   // turns the field into the flag).
-  auto refused_as = [&](const TrainCheckpoint& now, const std::string& field, const std::string& says) {
-    try {
-      check_checkpoint_matches(ck, now, dir);
-      FAIL("a resume with another " + field + " was accepted");
-    } catch (const FieldError& e) {
-      CHECK(e.field() == field);
-      CHECK_THAT(e.message(), Catch::Contains(says));
-    }
+  struct Changed {
+    std::function<void(TrainCheckpoint&)> change;
+    std::string field, says;
   };
-  other = ck;
-  other.threads = 4;
-  refused_as(other, "threads", "was written with threads 2, not 4");
-  other = ck;
-  other.lr = static_cast<float>(2e-3);
-  refused_as(other, "lr", "was written with learning rate 0.0010000000474974513, not 0.0020000000949949026");
-  other = ck;
-  other.model = "fashion_cnn";
-  refused_as(other, "model", "was written with model mnist_mlp, not fashion_cnn");
-  other = ck;
-  other.precision = "bf16";
-  refused_as(other, "precision", "was written with precision fp32, not bf16");
-  other = ck;
-  other.optimizer = "sgd_momentum";
-  refused_as(other, "optimizer", "was written with optimizer adam, not sgd_momentum");
-  other = ck;
-  other.test_images = 4;
-  refused_as(other, "test_limit", "was written with test images 3, not 4");
-  other = ck;
-  other.isa = "avx512_core";
-  refused_as(other, "checkpoint", "was written with oneDNN ISA avx2, not avx512_core");
-  other = ck;
-  other.bf16_mode = "emulated";
-  refused_as(other, "checkpoint", "was written with bf16 mode off, not emulated");
+  const std::vector<Changed> changes = {
+      {[](TrainCheckpoint& c) { c.threads = 4; }, "threads", "was written with threads 2, not 4"},
+      {[](TrainCheckpoint& c) { c.lr = static_cast<float>(2e-3); }, "lr",
+       "was written with learning rate 0.0010000000474974513, not 0.0020000000949949026"},
+      {[](TrainCheckpoint& c) { c.model = "fashion_cnn"; }, "model", "was written with model mnist_mlp, not fashion_cnn"},
+      {[](TrainCheckpoint& c) { c.precision = "bf16"; }, "precision", "was written with precision fp32, not bf16"},
+      {[](TrainCheckpoint& c) { c.optimizer = "sgd_momentum"; }, "optimizer",
+       "was written with optimizer adam, not sgd_momentum"},
+      {[](TrainCheckpoint& c) { c.test_images = 4; }, "test_limit", "was written with test images 3, not 4"},
+      {[](TrainCheckpoint& c) { c.isa = "avx512_core"; }, "checkpoint",
+       "was written with oneDNN ISA avx2, not avx512_core"},
+      {[](TrainCheckpoint& c) { c.bf16_mode = "emulated"; }, "checkpoint",
+       "was written with bf16 mode off, not emulated"},
+  };
+  for (const Changed& c : changes) {
+    other = ck;
+    c.change(other);
+    try {
+      check_checkpoint_matches(ck, other, dir);
+      FAIL("a resume with another " + c.field + " was accepted");
+    } catch (const FieldError& e) {
+      CHECK(e.field() == c.field);
+      CHECK_THAT(e.message(), Catch::Contains(c.says));
+    }
+  }
   // A file from before the ISA and bf16 mode were recorded: those two are not checked.
   other = ck;
   other.isa = "avx512_core";

@@ -229,14 +229,20 @@ void write_idx(const std::string& dir, const std::string& prefix, uint32_t count
   std::ofstream(dir + "/" + prefix + "-labels-idx1-ubyte.gz", std::ios::binary) << lab;
 }
 
-std::string train_error(const std::string& dir) {
+// mnist_mlp on the IDX files in DIR: batch 4, one thread, EPOCHS epochs, no progress bar.
+TrainOptions tiny_idx_run(const std::string& dir, int epochs) {
   TrainOptions o;
   o.model = "mnist_mlp";
   o.data_dir = dir;
   o.batch = 4;
-  o.epochs_max = 1;
+  o.epochs_max = epochs;
   o.threads = 1;
   o.progress = false;
+  return o;
+}
+
+std::string train_error(const std::string& dir) {
+  TrainOptions o = tiny_idx_run(dir, 1);
   try {
     train_fashion_mnist(o);
   } catch (const UserError& e) {
@@ -280,13 +286,7 @@ TEST_CASE("trainer stopped before its first step reports where and keeps the log
   write_idx(dir, "train", 64, 28, 28, 64 * 28 * 28);
   write_idx(dir, "t10k", 8, 28, 28, 8 * 28 * 28);
   std::atomic<bool> stop{true};
-  TrainOptions o;
-  o.model = "mnist_mlp";
-  o.data_dir = dir;
-  o.batch = 4;
-  o.epochs_max = 3;
-  o.threads = 1;
-  o.progress = false;
+  TrainOptions o = tiny_idx_run(dir, 3);
   o.log_path = dir + "/log.tsv";
   o.stop = &stop;
   TrainResult r = train_fashion_mnist(o);
