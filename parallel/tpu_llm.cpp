@@ -63,7 +63,20 @@ std::string tpu_mesh_groups(const Torus& slice, int tp, TpuMeshGroups& out) {
 }
 
 LlmMemory tpu_llm_memory(const LlmJob& job, const LlmConfig& c, const TpuFabric& f, const TpuJobOptions& o) {
-  LlmMemory m = llm_memory(job, in_slice(c, f));
+  const LlmConfig sc = in_slice(c, f);
+  LlmMemory m = llm_memory(job, sc);
+  if (sc.zero == ZeroStage::parameters && sc.dp > 1) {
+    // llm_memory holds a whole layer's unsharded gradients before the reduce-scatter (PyTorch
+    // FSDP's flat buffer); XLA reduce-scatters each weight's gradient as its matmul produces it,
+    // so one matrix (the widest) is unsharded at a time. The gathered bf16 layer and the
+    // prefetched one stay.
+    const LlmShape& s = job.shape;
+    const double pl = llm_layer_parameters(s) / c.tp;
+    const double widest = static_cast<double>(s.hidden) *
+                          static_cast<double>(std::max(s.ffn_hidden, s.attention_width())) / c.tp;
+    m.temporary -= pl * job.precision.reduce_bytes;
+    m.temporary += widest * job.precision.reduce_bytes;
+  }
   if (o.offload_activations) {
     // Saved tensors live in host memory; the layer in flight keeps its own on the chip.
     m.activations = 0;

@@ -54,8 +54,9 @@ struct TpuJobOptions {
 LlmTime tpu_llm_step_time(const LlmJob& job, const LlmConfig& c, const LlmLayerCost& cost, const LlmKernelPricer& k,
                           const TpuFabric& f, const TpuMeshGroups& g, const TpuJobOptions& o);
 
-// Memory of a chip: llm_memory with the state sharded over the slice's FSDP ranks; offloaded
-// activations leave HBM (the layer being recomputed stays as a temporary).
+// Memory of a chip: llm_memory with the state sharded over the slice's FSDP ranks; XLA's
+// per-weight gradient reduce-scatter (one matrix unsharded at a time, not a layer); offloaded
+// activations leave HBM (the layer in flight keeps its own).
 LlmMemory tpu_llm_memory(const LlmJob& job, const LlmConfig& c, const TpuFabric& f, const TpuJobOptions& o);
 
 struct TpuSearchOptions {

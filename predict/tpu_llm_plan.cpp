@@ -109,8 +109,8 @@ LlmPlanResult plan_llm_tpu(const LlmPlanRequest& r, const TpuClusterName& t) {
   if (f.cp && *f.cp != 1) throw FieldError("cp", "the TPU planner has no context parallelism");
   if (f.ep && *f.ep != 1) throw FieldError("ep", "the TPU planner has no expert parallelism");
   if (f.virtual_stages && *f.virtual_stages != 1) throw FieldError("pp_virtual_stages", "no pipeline on TPU slices");
-  if (f.sequence_parallel && !*f.sequence_parallel && f.tp && *f.tp > 1)
-    throw FieldError("sequence_parallel", "MaxText shards activations over tp (sequence-parallel layout) on TPUs");
+  // sequence_parallel is Megatron's switch: MaxText always shards activations over tp, so the
+  // TPU planner does (tpu_llm.hpp) whatever a row or flag says.
   if (f.zero && *f.zero != ZeroStage::parameters && *f.zero != ZeroStage::none)
     throw FieldError("sharding", "the TPU planner prices zero3 (FSDP) or none (replicated data parallelism)");
   if (f.tp) {
