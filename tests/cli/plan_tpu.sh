@@ -35,12 +35,17 @@ for c in v5p-256 v5e-256; do
   [[ "$n" -ge 2 ]] || { echo "FAIL: $c: fewer than 2 ranked configurations"; fail=1; }
   echo "ok: $c: $n ranked, $chips"
 done
-# v5p-256 counts TensorCores: 128 chips; v5e-256 counts chips.
-"$bin" plan "${m[@]}" --cluster v5p-256 --format json | grep -q '"gpus": 128' || { echo "FAIL: v5p-256 is not 128 chips"; fail=1; }
-"$bin" plan "${m[@]}" --cluster v5e-256 --format json | grep -q '"gpus": 256' || { echo "FAIL: v5e-256 is not 256 chips"; fail=1; }
+# v5p-256 counts TensorCores: 128 chips; v5e-256 counts chips. (Outputs captured first: with
+# pipefail, grep -q closing the pipe early would fail the command.)
+out="$("$bin" plan "${m[@]}" --cluster v5p-256 --format json)"
+grep -q '"gpus": 128' <<<"$out" || { echo "FAIL: v5p-256 is not 128 chips"; fail=1; }
+out="$("$bin" plan "${m[@]}" --cluster v5e-256 --format json)"
+grep -q '"gpus": 256' <<<"$out" || { echo "FAIL: v5e-256 is not 256 chips"; fail=1; }
 # Text output ranks them; two slices of v5e-256 join over DCN and still plan.
-"$bin" plan "${m[@]}" --cluster v5e-256 --top 3 | grep -q "tp" || { echo "FAIL: text output"; fail=1; }
-"$bin" plan "${m[@]}" --cluster v5e-256 --gpus 512 --format json | grep -q '"gpus": 512' || { echo "FAIL: 2 x v5e-256"; fail=1; }
+out="$("$bin" plan "${m[@]}" --cluster v5e-256 --top 3)"
+grep -q "zero3" <<<"$out" || { echo "FAIL: text output"; fail=1; }
+out="$("$bin" plan "${m[@]}" --cluster v5e-256 --gpus 512 --format json)"
+grep -q '"gpus": 512' <<<"$out" || { echo "FAIL: 2 x v5e-256"; fail=1; }
 # Deterministic.
 a="$("$bin" plan "${m[@]}" --cluster v5e-256 --format json)"; b="$("$bin" plan "${m[@]}" --cluster v5e-256 --format json)"
 [[ "$a" == "$b" ]] || { echo "FAIL: two runs differ"; fail=1; }
