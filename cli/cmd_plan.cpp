@@ -98,7 +98,9 @@ void run_plan(const PlanFlags& f0) {
   }
   if (!f.recompute.empty()) {
     parallel::Recompute r;
-    if (!parallel::parse_recompute(f.recompute, r)) throw FieldError("recompute", "unknown '" + f.recompute + "' (none, selective, full)");
+    // selective_offloaded: selective remat with the saved tensors on the host (TPU planner).
+    f.req.offload_activations = f.recompute == "selective_offloaded";
+    if (!parallel::parse_recompute(f.req.offload_activations ? "selective" : f.recompute, r)) throw FieldError("recompute", "unknown '" + f.recompute + "' (none, selective, full)");
     fx.recompute = r;
   }
   if (!f.sp.empty()) {
@@ -189,9 +191,10 @@ void register_plan(CLI::App& app) {
   auto* cmd = app.add_subcommand("plan", "rank the parallel configurations (dp, tp, pp, cp, micro-batch, ZeRO, recompute) "
                                          "of a decoder on N GPUs of a cluster; time and cost to train");
   cmd->add_option("--model", f->req.model, "decoder (zoo name or YAML with an llm shape)")->required();
-  cmd->add_option("--cluster", f->req.cluster, "cluster (configs/clusters/) or YAML path")->required();
+  cmd->add_option("--cluster", f->req.cluster, "cluster (configs/clusters/), YAML path, or TPU slice (v5e-256, v5p-256, tpu_v5e_256_multislice)")->required();
   cmd->add_option("--device", f->req.device, "device of the cluster's nodes (default: the cluster's)");
-  cmd->add_option("--gpus", f->req.gpus, "GPUs of the job")->required()->check(int_in(1, 1 << 24));
+  f->req.gpus = 0;  // required on a GPU cluster; a TPU slice defaults to its chips (plan_llm)
+  cmd->add_option("--gpus", f->req.gpus, "GPUs of the job (TPU slice: chips, default the slice's)")->check(int_in(1, 1 << 24));
   cmd->add_option("--global-batch", f->req.global_batch, "sequences per optimizer step")->required()->check(int_in(1, kMaxBatch));
   cmd->add_option("--seq-len", f->req.seq_len, "tokens per sequence (default: the model's positions)")->check(int_in(1, 1 << 24));
   cmd->add_option("--precision", f->req.precision, "mixed_bf16 | mixed_fp16 | bf16 | fp8")->capture_default_str();
@@ -213,7 +216,7 @@ void register_plan(CLI::App& app) {
   cmd->add_option("--ep", f->ep, "fix the expert-parallel degree")->check(int_in(1, 65536));
   cmd->add_option("--micro-batch", f->micro_batch, "fix the micro-batch (sequences)")->check(int_in(1, kMaxBatch));
   cmd->add_option("--sharding", f->zero, "fix ZeRO / FSDP: none | zero1 | zero2 | zero3");
-  cmd->add_option("--recompute", f->recompute, "fix recomputation: none | selective | full");
+  cmd->add_option("--recompute", f->recompute, "fix recomputation: none | selective | full | selective_offloaded (TPU)");
   cmd->add_option("--sequence-parallel", f->sp, "fix sequence parallelism: true | false");
   cmd->add_flag("--tp-across-nodes", f->req.tp_across_nodes, "allow tensor parallelism beyond one node");
   cmd->callback([f] {

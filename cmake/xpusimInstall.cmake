@@ -10,7 +10,7 @@ set(XPUSIM_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/xpusim")
 
 # Exported names drop the prefix: xpusim_predict -> xpusim::predict.
 set(xpusim_export_targets xpusim_common xpusim_onnx xpusim_models xpusim_engine_api xpusim_parallel xpusim_core xpusim_dnnl
-    xpusim_analytical xpusim_tpu xpusim_cpu xpusim_predict xpusim_costmodel xpusim_validation xpusim_sweep)
+    xpusim_analytical xpusim_tpu_config xpusim_tpu xpusim_cpu xpusim_predict xpusim_costmodel xpusim_validation xpusim_sweep)
 if(XPUSIM_HAVE_CUDA)
   list(APPEND xpusim_export_targets xpusim_cuda_host xpusim_cuda)
 endif()

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "common/config_paths.hpp"
+#include "parallel/tpu_cluster.hpp"
 
 namespace xpusim::parallel {
 
@@ -79,7 +80,8 @@ ClusterSpec find_cluster(const std::string& name_or_path, const std::string& fie
 bool cluster_exists(const std::string& name) {
   if (name.empty()) return false;
   std::error_code ec;
-  return std::filesystem::exists(resolve_config("clusters", name), ec);
+  // A TPU slice name (v5e-256, tpu_v5e_256_multislice) is a cluster too (tpu_cluster.hpp).
+  return std::filesystem::exists(resolve_config("clusters", name), ec) || parse_tpu_cluster_name(name).has_value();
 }
 
 std::vector<FieldDoc> cluster_spec_fields(const std::string& path) {

@@ -41,7 +41,8 @@ struct ClusterSpec {
 ClusterSpec find_cluster(const std::string& name_or_path, const std::string& field = "cluster",
                          const std::vector<std::string>& overrides = {});
 ClusterSpec load_cluster_spec(const std::string& path, const std::vector<std::string>& overrides = {});
-// Whether configs/clusters/NAME.yaml exists (validation: a row's setup may name a cluster).
+// Whether configs/clusters/NAME.yaml exists or NAME is a TPU slice name (tpu_cluster.hpp)
+// (validation: a row's setup may name a cluster).
 bool cluster_exists(const std::string& name);
 std::vector<FieldDoc> cluster_spec_fields(const std::string& path);
 

@@ -41,6 +41,7 @@ struct LlmStack {
   bool dropout = false;             // dropout masks (1 byte per element) in the recipe
   bool fsdp_prefetch = true;        // ZeRO-3 gathers the next layer while this one computes
   bool fused_loss = false;          // fused cross-entropy: no fp32 copy of the logits kept
+  bool causal_block_skip = false;   // flash kernel skips the causal mask's empty blocks (TPU splash attention)
 };
 
 struct LlmJob {

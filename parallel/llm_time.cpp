@@ -74,9 +74,11 @@ LlmLayerCost llm_layer_cost(const LlmJob& job, int64_t micro_batch, int tp, int 
   const double up = s.mlp == LlmMlp::swiglu ? 2.0 : 1.0;
   LlmLayerCost c;
   // Linear layers: QKV and MLP-up split by output columns, projection and MLP-down by rows.
-  double fwd = linear_fwd(k, T, h / t + 2 * kv, h, fp8) + linear_fwd(k, T, h, h / t, fp8) +
+  // Q and the projection's input are heads x head_dim wide (MaxText's 16b: 8192 on a 4096 model).
+  const double aw = static_cast<double>(s.attention_width());
+  double fwd = linear_fwd(k, T, aw / t + 2 * kv, h, fp8) + linear_fwd(k, T, h, aw / t, fp8) +
                linear_fwd(k, T * tok, up * f / t, h, fp8) + linear_fwd(k, T * tok, h, f / t, fp8);
-  double bwd = linear_bwd(k, T, h / t + 2 * kv, h, fp8) + linear_bwd(k, T, h, h / t, fp8) +
+  double bwd = linear_bwd(k, T, aw / t + 2 * kv, h, fp8) + linear_bwd(k, T, h, aw / t, fp8) +
                linear_bwd(k, T * tok, up * f / t, h, fp8) + linear_bwd(k, T * tok, h, f / t, fp8);
   // Attention core: QK^T and PV per head over the whole sequence (ring attention visits every
   // key block). Flash-style kernels recompute the scores in the backward (5 products instead
@@ -85,7 +87,8 @@ LlmLayerCost llm_layer_cost(const LlmJob& job, int64_t micro_batch, int tp, int 
   // so the whole product at the GEMM rate stands for both (the llm-foundry rows' MFU stays
   // flat to 64k tokens, which a 2x causal saving would not). Materialized scores stream
   // through memory (softmax, dropout) in both passes.
-  const double causal = 1.0;
+  // MaxText's splash attention on TPU does skip them (tpu_llm.hpp): half the products.
+  const double causal = job.stack.causal_block_skip ? 0.5 : 1.0;
   const double core = causal * (k.gemm_s(sl, S, dh, b * heads, false) + k.gemm_s(sl, dh, S, b * heads, false));
   double attn_fwd = core, attn_bwd = (job.stack.flash_attention ? 2.5 : 2.0) * core;
   if (!job.stack.flash_attention) {

@@ -15,7 +15,7 @@ long long Torus::chips() const {
 
 double Torus::dim_bytes_per_s(int i) const {
   const TorusDim& d = dims.at(static_cast<size_t>(i));
-  return link_bytes_per_s * (d.wrap ? 2.0 : 1.0);
+  return link_bytes_per_s * (d.wrap ? 2.0 : 1.0) * d.share;
 }
 
 int Torus::diameter_hops() const {
@@ -55,15 +55,19 @@ MultisliceTime multislice_all_reduce(const Torus& slice, const Dcn& dcn, double 
   m.ici.bandwidth_s = rs.bandwidth_s + ag.bandwidth_s;
   m.ici.latency_s = rs.latency_s + ag.latency_s;
   m.ici.seconds = rs.seconds + ag.seconds;
-  if (dcn.slices > 1) {
-    if (dcn.bytes_per_s_per_chip <= 0) throw InternalError("multislice_all_reduce: no DCN bandwidth");
-    const double s = dcn.slices;
-    const double shard = bytes / static_cast<double>(slice.chips());
-    m.dcn.bandwidth_s = 2 * (s - 1) / s * shard / dcn.bytes_per_s_per_chip;
-    m.dcn.latency_s = 2 * (s - 1) * dcn.latency_s;
-    m.dcn.seconds = m.dcn.bandwidth_s + m.dcn.latency_s;
-  }
+  m.dcn = dcn_all_reduce(dcn, bytes / static_cast<double>(slice.chips()));
   return m;
+}
+
+CollectiveTime dcn_all_reduce(const Dcn& dcn, double shard_bytes) {
+  CollectiveTime r;
+  if (dcn.slices <= 1 || shard_bytes <= 0) return r;
+  if (dcn.bytes_per_s_per_chip <= 0) throw InternalError("dcn_all_reduce: no DCN bandwidth");
+  const double s = dcn.slices;
+  r.bandwidth_s = 2 * (s - 1) / s * shard_bytes / dcn.bytes_per_s_per_chip;
+  r.latency_s = 2 * (s - 1) * dcn.latency_s;
+  r.seconds = r.bandwidth_s + r.latency_s;
+  return r;
 }
 
 }  // namespace xpusim::parallel

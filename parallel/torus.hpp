@@ -11,6 +11,9 @@ namespace xpusim::parallel {
 struct TorusDim {
   int size = 1;       // chips along the dimension
   bool wrap = false;  // a wraparound link closes the dimension into a ring
+  // Share of the dimension's links one group's ring gets: 1 for a group that owns the
+  // dimension, 1/i for the i strided sub-rings that split it (tpu_llm.hpp's mesh groups).
+  double share = 1.0;
 };
 
 struct Torus {
@@ -62,5 +65,9 @@ struct MultisliceTime {
   double seconds() const { return ici.seconds + dcn.seconds; }
 };
 MultisliceTime multislice_all_reduce(const Torus& slice, const Dcn& dcn, double bytes);
+
+// The DCN part alone: a ring all-reduce over dcn.slices of `shard_bytes` per chip,
+//     2 (s - 1) / s x shard / bytes_per_s_per_chip + 2 (s - 1) x latency_s.
+CollectiveTime dcn_all_reduce(const Dcn& dcn, double shard_bytes);
 
 }  // namespace xpusim::parallel

@@ -10,6 +10,7 @@
 #include "devices/analytical/rates.hpp"
 #include "engine/framework_spec.hpp"
 #include "models/zoo.hpp"
+#include "predict/tpu_llm_plan.hpp"
 
 namespace xpusim {
 
@@ -111,6 +112,9 @@ void check_fixed(const LlmJob& job, const LlmConstraints& f, int gpus) {
 }  // namespace
 
 LlmPlanResult plan_llm(const LlmPlanRequest& r) {
+  // A TPU slice name (v5e-256, tpu_v5e_256_multislice) goes to the TPU planner.
+  if (auto t = parse_tpu_cluster_name(r.cluster)) return plan_llm_tpu(r, *t);
+  if (r.gpus == 0) throw FieldError("gpus", "required on a GPU cluster (the GPUs of the job)");
   const Split ov = split_overrides(r.overrides);
   ModelSpec spec;
   if (r.shape) {

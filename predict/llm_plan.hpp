@@ -29,6 +29,7 @@ struct LlmPlanRequest {
   std::string precision = "mixed_bf16";  // mixed_bf16 | mixed_fp16 | bf16 | fp16 | fp8
   parallel::LlmConstraints fixed;
   bool tp_across_nodes = false;
+  bool offload_activations = false;   // recompute selective_offloaded: priced by the TPU planner only
   int keep = 0;                       // ranked configurations kept (0 = all)
 };
 

@@ -25,6 +25,7 @@ double predict_cluster_row(const ReferenceRow& row, bool step_time, const std::s
   if (row.pp) f.pp = static_cast<int>(*row.pp);
   if (row.pp_virtual_stages) f.virtual_stages = static_cast<int>(*row.pp_virtual_stages);
   if (row.cp) f.cp = static_cast<int>(*row.cp);
+  // On a TPU slice batch_per_device is MaxText's per-chip batch (tpu_llm_plan.hpp).
   if (row.batch_per_device) f.micro_batch = *row.batch_per_device;
   if (!row.sharding.empty()) {
     parallel::ZeroStage z;
@@ -33,7 +34,9 @@ double predict_cluster_row(const ReferenceRow& row, bool step_time, const std::s
   }
   if (!row.recompute.empty()) {
     parallel::Recompute r;
-    // Offloaded activations cost host traffic the closed form does not price: as selective.
+    // Offloaded activations: selective remat whose saved tensors go to the host; the TPU
+    // planner prices the host traffic, the GPU planner does not (as selective).
+    q.offload_activations = row.recompute == "selective_offloaded";
     const std::string rc = row.recompute == "selective_offloaded" ? "selective" : row.recompute;
     if (!parallel::parse_recompute(rc, r)) throw UserError("recompute: unknown '" + row.recompute + "'");
     f.recompute = r;

@@ -11,7 +11,10 @@ namespace {
 
 std::string shape_text(const std::vector<int>& s) {
   std::string t;
-  for (size_t i = 0; i < s.size(); ++i) t += (i ? "x" : "") + std::to_string(s[i]);
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i) t += 'x';  // appended apart: GCC 12 warns (-Wrestrict, falsely) on "x" + to_string
+    t += std::to_string(s[i]);
+  }
   return t;
 }
 

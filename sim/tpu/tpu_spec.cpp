@@ -45,6 +45,15 @@ void read_generation(SpecReader& r, TpuSpec& s) {
       [](long long v) { return v >= 0 ? "" : "must be >= 0"; }));
   s.host_nic_gbps = r.number("host_nic_gbps", 0.0, "Gbit/s", "data-center network bandwidth of one host (0: not published)",
                              non_negative_d);
+  // Large-model planning on slices (parallel/tpu_llm.hpp, docs/tpu-llm.md).
+  s.host_link_gbps = r.number("host_link_gbps", 0.0, "GB/s",
+                              "host link (PCIe) of one chip, one direction: offloaded activations (0: not stated)",
+                              non_negative_d);
+  s.dcn_efficiency = r.number("dcn_efficiency", 1.0, "fraction",
+                              "sustained / nominal per-chip share of the host NIC in a multislice all-reduce", fraction);
+  s.dcn_step_latency_us = r.number("dcn_step_latency_us", 10.0, "us",
+                                   "one ring step of a DCN collective between hosts (transfer set-up through the host)",
+                                   non_negative_d);
   YAML::Node shapes = r.child("slice_shapes", "slice shapes offered, chips per dimension (\"4x4\", \"4x4x8\")");
   if (shapes && !shapes.IsNull()) {
     if (!shapes.IsSequence()) r.fail("slice_shapes", "must be a list of shapes like \"4x4\"");

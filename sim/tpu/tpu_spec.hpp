@@ -58,6 +58,12 @@ struct TpuSpec : DeviceConfig {
   // the full pod side on 2D generations, the 4-chip cube side on 3D ones (OCS closes it).
   int wraparound_multiple = 0;           // 0: never
   double host_nic_gbps = 0;              // data-center network per host, Gbit/s (0: not published)
+  // The large-model planner's host and DCN figures (parallel/tpu_llm.hpp): per-chip host link
+  // (PCIe, GB/s one direction) for offloaded activations, and the DCN all-reduce's sustained
+  // share of the NIC and per-ring-step latency (fitted on the shared MaxText v5e rows).
+  double host_link_gbps = 0;
+  double dcn_efficiency = 1.0;
+  double dcn_step_latency_us = 10;
   // Fields whose value is derived from other figures, taken from a secondary source, or
   // estimated (no published figure): the YAML marks them so.
   std::vector<std::string> derived_fields, secondary_fields, estimated_fields;
