@@ -81,6 +81,18 @@ std::string llm_config_label(const LlmConfig& c) {
   return buf;
 }
 
+void LlmRejections::add(const std::string& reason, const LlmConfig& c, const std::string& msg) {
+  LlmRejection& r = by_reason_[reason];
+  r.reason = reason;
+  if (r.count++ == 0) r.example = llm_config_label(c) + ": " + msg;
+}
+
+void LlmRejections::finish(LlmSearchResult& res, int keep) {
+  std::sort(res.ranked.begin(), res.ranked.end(), faster);
+  if (keep > 0 && res.ranked.size() > static_cast<size_t>(keep)) res.ranked.resize(static_cast<size_t>(keep));
+  for (auto& [_, r] : by_reason_) res.rejected.push_back(r);
+}
+
 LlmCandidate llm_evaluate(const LlmJob& job, const LlmConfig& c, const LlmKernelPricer& k, const LlmNetwork& n) {
   Evaluator ev(job, k, n);
   return ev(c);
@@ -90,12 +102,8 @@ LlmSearchResult llm_search(const LlmJob& job, const LlmSearchOptions& o, const L
                            const LlmNetwork& n) {
   LlmSearchResult res;
   Evaluator ev(job, k, n);
-  std::map<std::string, LlmRejection> rejected;
-  auto reject = [&](const std::string& reason, const LlmConfig& c, const std::string& msg) {
-    LlmRejection& r = rejected[reason];
-    r.reason = reason;
-    if (r.count++ == 0) r.example = llm_config_label(c) + ": " + msg;
-  };
+  LlmRejections rejected;
+  auto reject = [&](const std::string& reason, const LlmConfig& c, const std::string& msg) { rejected.add(reason, c, msg); };
   const LlmShape& s = job.shape;
   const long long tp_cap = o.tp_across_nodes ? o.gpus : std::min(o.gpus, n.devices_per_node);
   const auto tps = one_or<int>(o.fixed.tp, divisors_up_to(o.gpus, tp_cap));
@@ -159,9 +167,7 @@ LlmSearchResult llm_search(const LlmJob& job, const LlmSearchOptions& o, const L
                     res.ranked.push_back(cand);
                   }
       }
-  std::sort(res.ranked.begin(), res.ranked.end(), faster);
-  if (o.keep > 0 && res.ranked.size() > static_cast<size_t>(o.keep)) res.ranked.resize(static_cast<size_t>(o.keep));
-  for (auto& [_, r] : rejected) res.rejected.push_back(r);
+  rejected.finish(res, o.keep);
   return res;
 }
 

@@ -62,4 +62,17 @@ LlmSearchResult llm_search(const LlmJob& job, const LlmSearchOptions& o, const L
 // "dp8 tp1 pp1 v1 cp1 ep1 mb4 zero3 full sp0": a configuration in one token list.
 std::string llm_config_label(const LlmConfig& c);
 
+// What a search (GPU or TPU) collects besides the fitting candidates: per reason, how many
+// configurations it rejected and the first one as an example.
+class LlmRejections {
+ public:
+  void add(const std::string& reason, const LlmConfig& c, const std::string& msg);
+  // Ranks res.ranked (fastest first; ties by the configuration's fields, so the order is
+  // deterministic), keeps the first `keep` (0: all) and appends the rejections sorted by reason.
+  void finish(LlmSearchResult& res, int keep);
+
+ private:
+  std::map<std::string, LlmRejection> by_reason_;
+};
+
 }  // namespace xpusim::parallel

@@ -161,24 +161,13 @@ std::vector<int> divisors(long long n) {
   return d;
 }
 
-bool faster(const LlmCandidate& a, const LlmCandidate& b) {
-  if (a.tokens_per_s != b.tokens_per_s) return a.tokens_per_s > b.tokens_per_s;
-  const LlmConfig &x = a.config, &y = b.config;
-  return std::make_tuple(x.tp, x.micro_batch, static_cast<int>(x.zero), static_cast<int>(x.recompute)) <
-         std::make_tuple(y.tp, y.micro_batch, static_cast<int>(y.zero), static_cast<int>(y.recompute));
-}
-
 }  // namespace
 
 LlmSearchResult tpu_llm_search(const LlmJob& job, const TpuSearchOptions& o, const LlmKernelPricer& k,
                                const TpuFabric& f) {
   LlmSearchResult res;
-  std::map<std::string, LlmRejection> rejected;
-  auto reject = [&](const std::string& reason, const LlmConfig& c, const std::string& msg) {
-    LlmRejection& r = rejected[reason];
-    r.reason = reason;
-    if (r.count++ == 0) r.example = llm_config_label(c) + ": " + msg;
-  };
+  LlmRejections rejected;
+  auto reject = [&](const std::string& reason, const LlmConfig& c, const std::string& msg) { rejected.add(reason, c, msg); };
   const std::vector<int> tps = o.fixed.tp ? std::vector<int>{*o.fixed.tp} : divisors(f.slice_chips());
   const std::vector<ZeroStage> zs =
       o.fixed.zero ? std::vector<ZeroStage>{*o.fixed.zero} : std::vector<ZeroStage>{ZeroStage::parameters, ZeroStage::none};
@@ -237,9 +226,7 @@ LlmSearchResult tpu_llm_search(const LlmJob& job, const TpuSearchOptions& o, con
           res.ranked.push_back(cand);
         }
   }
-  std::sort(res.ranked.begin(), res.ranked.end(), faster);
-  if (o.keep > 0 && res.ranked.size() > static_cast<size_t>(o.keep)) res.ranked.resize(static_cast<size_t>(o.keep));
-  for (auto& [_, r] : rejected) res.rejected.push_back(r);
+  rejected.finish(res, o.keep);
   return res;
 }
 
