@@ -2,6 +2,7 @@
 #include "parallel/llm_plan.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace xpusim::parallel {
@@ -41,8 +42,8 @@ std::string llm_config_error(const LlmJob& job, const LlmConfig& c) {
   return "";
 }
 
-double expected_max_std_normal(int n) {
-  if (n <= 1) return 0;
+namespace {
+double blom(int n) {
   const double p = (n - 0.375) / (n + 0.25);
   // Phi^-1(p) by bisection on Phi(x) = erfc(-x / sqrt 2) / 2: 60 halvings of [0, 10] reach
   // double precision, deterministic and cheap next to a configuration's pricing.
@@ -52,6 +53,18 @@ double expected_max_std_normal(int n) {
     (0.5 * std::erfc(-mid / std::sqrt(2.0)) < p ? lo : hi) = mid;
   }
   return 0.5 * (lo + hi);
+}
+}  // namespace
+
+double expected_max_std_normal(int n) {
+  if (n <= 1) return 0;
+  // The search asks for the same few expert-parallel degrees for every configuration.
+  static const std::array<double, 257> table = [] {
+    std::array<double, 257> t{};
+    for (int i = 2; i < 257; ++i) t[static_cast<size_t>(i)] = blom(i);
+    return t;
+  }();
+  return n < 257 ? table[static_cast<size_t>(n)] : blom(n);
 }
 
 double moe_rank_load_factor(const LlmShape& s, double tokens_per_rank, int ep) {
