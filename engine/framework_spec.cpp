@@ -146,7 +146,7 @@ FrameworkSpec parse_framework_spec(const YAML::Node& root, const std::string& pa
   f.tp_comm_overlap = r.number(
       "tp_comm_overlap", 0.0, "fraction",
       "share of the tensor-parallel all-gathers / reduce-scatters the stack pipelines with the adjacent GEMMs "
-      "under sequence parallelism (Megatron-core --tp-comm-overlap, Transformer Engine userbuffers), at most the "
+      "under sequence parallelism (Megatron-core tp_comm_overlap, Transformer Engine userbuffers), at most the "
       "GEMMs' time; 0 = on the compute stream (Megatron-LM 2021)",
       [](double v) { return v >= 0 && v <= 1 ? "" : "is a fraction in [0, 1]"; });
   f.allocator_reserved_fraction = r.number(
