@@ -9,7 +9,10 @@
 #include "common/error.hpp"
 #include "common/output.hpp"
 #include "costmodel/pricing.hpp"
+#include "common/checked_io.hpp"
+#include "common/file_guard.hpp"
 #include "predict/llm_plan.hpp"
+#include "predict/llm_plan_chart.hpp"
 
 namespace xpusim::cli {
 
@@ -19,7 +22,7 @@ using parallel::LlmCandidate;
 
 struct PlanFlags {
   LlmPlanRequest req;
-  std::string format = "table", offer, tier, zero, recompute, sp;
+  std::string format = "table", offer, tier, zero, recompute, sp, chart;
   int top = 10;
   int tp = 0, pp = 0, vs = 0, cp = 0, ep = 0;
   long long micro_batch = 0;
@@ -64,7 +67,8 @@ nlohmann::json candidate_json(const LlmCandidate& c, const Price& price, int gpu
   j["ep"] = k.ep, j["micro_batch"] = k.micro_batch, j["sharding"] = parallel::zero_stage_name(k.zero);
   j["recompute"] = parallel::recompute_name(k.recompute), j["sequence_parallel"] = k.sequence_parallel;
   j["memory_per_gpu_bytes"] = c.memory.total();
-  j["memory_bytes"] = {{"weights", c.memory.weights},         {"gradients", c.memory.gradients},
+  j["memory_bytes"] = {{"weights", c.memory.weights},         {"fp8_weights", c.memory.fp8_weights},
+                       {"gradients", c.memory.gradients},
                        {"optimizer", c.memory.optimizer},     {"activations", c.memory.activations},
                        {"logits", c.memory.logits},           {"temporary", c.memory.temporary}};
   j["step_time_s"] = c.time.step_s;
@@ -72,6 +76,7 @@ nlohmann::json candidate_json(const LlmCandidate& c, const Price& price, int gpu
                            {"tp_comm", c.time.tp_comm_s},     {"pp_comm", c.time.pp_comm_s},
                            {"cp_comm", c.time.cp_comm_s},     {"ep_comm", c.time.ep_comm_s},
                            {"dp_comm", c.time.dp_comm_s},     {"optimizer", c.time.optimizer_s}};
+  j["moe_load_factor"] = c.time.moe_load_factor;
   j["tokens_per_s"] = c.tokens_per_s;
   j["mfu"] = c.mfu, j["hfu"] = c.hfu;
   if (price.set) {
@@ -79,6 +84,33 @@ nlohmann::json candidate_json(const LlmCandidate& c, const Price& price, int gpu
     j["usd_per_million_tokens"] = price.usd_per_gpu_h * gpus / 3600.0 / c.tokens_per_s * 1e6;
   }
   return j;
+}
+
+// --chart: the plan at a quarter, half, the same, twice and four times the GPUs (the counts
+// the cluster holds and the fixed degrees allow), every fitting configuration a point.
+void write_chart(const PlanFlags& f, const LlmPlanResult& r, const Price& price, double tokens) {
+  std::vector<PlanChartPoint> pts;
+  for (const int mul : {-4, -2, 1, 2, 4}) {
+    long long g = mul > 0 ? static_cast<long long>(f.req.gpus) * mul : f.req.gpus / -mul;
+    if (g < 1 || (mul < 0 && f.req.gpus % -mul != 0) || g > (1 << 24)) continue;
+    LlmPlanResult other;
+    if (mul == 1) {
+      other = r;
+    } else {
+      LlmPlanRequest q = f.req;
+      q.gpus = static_cast<int>(g);
+      try {
+        other = plan_llm(q);
+      } catch (const FieldError&) {
+        continue;  // more GPUs than the cluster has, or a fixed degree that does not divide them
+      }
+    }
+    const auto add = plan_chart_points(other, tokens, f.goodput, price.usd_per_gpu_h);
+    pts.insert(pts.end(), add.begin(), add.end());
+  }
+  const std::string title = r.model + " on " + r.device + " (" + r.cluster + "), " + fmt_sig(tokens, 3) +
+                            " tokens" + (price.set ? ", " + price.offer + " " + price.tier : "");
+  write_file_atomic(f.chart, [&](std::ostream& out) { out << plan_pareto_svg(title, pts, price.set); }, "--chart");
 }
 
 void run_plan(const PlanFlags& f0) {
@@ -107,9 +139,15 @@ void run_plan(const PlanFlags& f0) {
     if (f.sp != "true" && f.sp != "false") throw FieldError("sequence_parallel", "true or false, got '" + f.sp + "'");
     fx.sequence_parallel = f.sp == "true";
   }
+  if (!f.chart.empty()) {
+    if (f.chart.size() < 4 || f.chart.compare(f.chart.size() - 4, 4, ".svg") != 0)
+      throw UserError("--chart: '" + f.chart + "' must end in .svg");
+    refuse_output_over_input("--chart", f.chart, {f.req.model, f.req.cluster});
+  }
   const LlmPlanResult r = plan_llm(f.req);
   const Price price = price_of(f, r.device);
   const double tokens = f.tokens > 0 ? f.tokens : 20.0 * static_cast<double>(r.parameters);
+  if (!f.chart.empty()) write_chart(f, r, price, tokens);
   const auto& ranked = r.search.ranked;
   const size_t shown = std::min(ranked.size(), static_cast<size_t>(f.top));
   auto train = [&](const LlmCandidate& c) {
@@ -218,6 +256,9 @@ void register_plan(CLI::App& app) {
   cmd->add_option("--sharding", f->zero, "fix ZeRO / FSDP: none | zero1 | zero2 | zero3");
   cmd->add_option("--recompute", f->recompute, "fix recomputation: none | selective | full | selective_offloaded (TPU)");
   cmd->add_option("--sequence-parallel", f->sp, "fix sequence parallelism: true | false");
+  cmd->add_option("--chart", f->chart,
+                  "also write an SVG Pareto chart of time vs cost to train over every fitting configuration at "
+                  "1/4, 1/2, 1, 2 and 4 times the GPUs");
   cmd->add_flag("--tp-across-nodes", f->req.tp_across_nodes, "allow tensor parallelism beyond one node");
   cmd->callback([f] {
     alias_field_flag("pp_virtual_stages", "--virtual-stages");

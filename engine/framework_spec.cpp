@@ -55,6 +55,7 @@ const std::vector<FrameworkFieldScope>& framework_field_scopes() {
       {"extra_weight_copies", {"analytical"}},
       {"flash_attention", {"analytical"}},           // the large-model planner (GPU decoders)
       {"dropout", {"analytical"}},
+      {"tp_comm_overlap", {"analytical"}},
       {"allocator_reserved_fraction", {"analytical"}},  // GPU memory as nvidia-smi shows it
   };
   return scopes;
@@ -142,6 +143,12 @@ FrameworkSpec parse_framework_spec(const YAML::Node& root, const std::string& pa
                              "decoder attention runs as a fused flash-style kernel (scores never stored, causal "
                              "blocks skipped); false = materialized scores (softmax and dropout through memory)");
   f.dropout = r.flag("dropout", false, "the stack's decoder recipe trains with dropout (masks kept for the backward)");
+  f.tp_comm_overlap = r.number(
+      "tp_comm_overlap", 0.0, "fraction",
+      "share of the tensor-parallel all-gathers / reduce-scatters the stack pipelines with the adjacent GEMMs "
+      "under sequence parallelism (Megatron-core tp_comm_overlap, Transformer Engine userbuffers), at most the "
+      "GEMMs' time; 0 = on the compute stream (Megatron-LM 2021)",
+      [](double v) { return v >= 0 && v <= 1 ? "" : "is a fraction in [0, 1]"; });
   f.allocator_reserved_fraction = r.number(
       "allocator_reserved_fraction", 0.0, "fraction",
       "GPU memory the allocator takes at start-up as a share of the device's (TF 1.x BFC without allow_growth: "

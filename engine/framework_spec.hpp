@@ -81,6 +81,7 @@ struct FrameworkSpec {
   // Large-model training (parallel/llm_*.hpp, `xpusim plan`).
   bool flash_attention = false;         // fused attention: scores never stored, causal blocks skipped
   bool dropout = false;                 // the decoder recipe trains with dropout (masks saved)
+  double tp_comm_overlap = 0;           // share of tensor-parallel collectives hidden under GEMMs (with SP)
   // What nvidia-smi shows as used, not what the step needs: TensorFlow 1.x's BFC allocator
   // takes nearly all of every visible GPU's memory at session start unless allow_growth is set
   // (0.95 of it: the rest is the CUDA context and the reserve). 0 = the tensors' footprint

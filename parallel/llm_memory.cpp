@@ -104,10 +104,18 @@ LlmMemory stage_memory(const LlmJob& job, const LlmConfig& c, bool first, bool l
   // ZeRO shards over every rank holding a replica of these parameters: dp x cp.
   const double shards = static_cast<double>(c.dp) * c.cp;
   m.weights = params * p.weight_bytes / (c.zero == ZeroStage::parameters ? shards : 1.0);
+  // fp8: a 1-byte copy of the transformer layers' weights beside the 16-bit ones (norm gains
+  // included, < 0.1% of a layer); embeddings and the LM head stay 16-bit (Transformer Engine).
+  m.fp8_weights = layer_params * layers * p.fp8_weight_copy_bytes / (c.zero == ZeroStage::parameters ? shards : 1.0);
   m.gradients = params * p.grad_bytes / (c.zero == ZeroStage::gradients || c.zero == ZeroStage::parameters ? shards : 1.0);
   m.optimizer = params * p.optimizer_bytes / (c.zero != ZeroStage::none ? shards : 1.0);
   const int64_t s_loc = job.seq_len / c.cp;
-  const double per_layer = layer_activation_bytes(job, c.micro_batch, s_loc, c.tp, c.sequence_parallel, c.recompute);
+  // MoE: the busiest expert-parallel rank keeps its share of routed tokens (llm_plan.hpp).
+  LlmJob busy = job;
+  if (s.moe() && c.ep > 1)
+    busy.shape.capacity_factor =
+        moe_rank_load_factor(s, static_cast<double>(c.micro_batch) * static_cast<double>(s_loc), c.ep);
+  const double per_layer = layer_activation_bytes(busy, c.micro_batch, s_loc, c.tp, c.sequence_parallel, c.recompute);
   // 1F1B: stage i holds p - i micro-batches in flight (the first: p); interleaving adds
   // (p - 1) / (p v) of that (Korthikanti et al. 2022, section 4.2.3).
   double inflight = 1.0;
@@ -125,7 +133,7 @@ LlmMemory stage_memory(const LlmJob& job, const LlmConfig& c, bool first, bool l
   // during its backward; ZeRO-3 holds this and the prefetched layer gathered and one
   // layer's unsharded gradients before their reduce-scatter.
   if (c.recompute == Recompute::full)
-    m.temporary += layer_activation_bytes(job, c.micro_batch, s_loc, c.tp, c.sequence_parallel, Recompute::selective);
+    m.temporary += layer_activation_bytes(busy, c.micro_batch, s_loc, c.tp, c.sequence_parallel, Recompute::selective);
   if (c.zero == ZeroStage::parameters && shards > 1)
     m.temporary += layer_params * (2.0 * p.weight_bytes + p.reduce_bytes);
   return m;

@@ -25,11 +25,12 @@ double layer_activation_bytes(const LlmJob& job, int64_t b, int64_t s, int tp, b
 
 struct LlmMemory {
   double weights = 0, gradients = 0, optimizer = 0;  // model state on one device
+  double fp8_weights = 0;                            // fp8 copies of the layers' GEMM weights (sharded as weights)
   double activations = 0;                            // in-flight micro-batches' saved tensors
   double logits = 0;                                 // LM head output and its fp32 loss copy
   double temporary = 0;                              // gathered FSDP layers, recomputed layer, buffers
   double parameters_per_device = 0;                  // parameters the busiest stage holds / tp (unsharded)
-  double total() const { return weights + gradients + optimizer + activations + logits + temporary; }
+  double total() const { return weights + fp8_weights + gradients + optimizer + activations + logits + temporary; }
 };
 
 // Memory of the busiest device (the first pipeline stage, which holds the embedding and the

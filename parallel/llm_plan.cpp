@@ -1,6 +1,10 @@
 // Divisibility checks and names of the large-model configuration (llm_plan.hpp).
 #include "parallel/llm_plan.hpp"
 
+#include <algorithm>
+#include <array>
+#include <cmath>
+
 namespace xpusim::parallel {
 
 namespace {
@@ -36,6 +40,41 @@ std::string llm_config_error(const LlmJob& job, const LlmConfig& c) {
     return "pp_virtual_stages: the interleaved schedule needs the micro-batches (" + num(job.micro_batches(c)) +
            ") to be a multiple of pp (" + num(c.pp) + ")";
   return "";
+}
+
+namespace {
+double blom(int n) {
+  const double p = (n - 0.375) / (n + 0.25);
+  // Phi^-1(p) by bisection on Phi(x) = erfc(-x / sqrt 2) / 2: 60 halvings of [0, 10] reach
+  // double precision, deterministic and cheap next to a configuration's pricing.
+  double lo = 0, hi = 10;
+  for (int i = 0; i < 60; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (0.5 * std::erfc(-mid / std::sqrt(2.0)) < p ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+}  // namespace
+
+double expected_max_std_normal(int n) {
+  if (n <= 1) return 0;
+  // The search asks for the same few expert-parallel degrees for every configuration.
+  static const std::array<double, 257> table = [] {
+    std::array<double, 257> t{};
+    for (int i = 2; i < 257; ++i) t[static_cast<size_t>(i)] = blom(i);
+    return t;
+  }();
+  return n < 257 ? table[static_cast<size_t>(n)] : blom(n);
+}
+
+double moe_rank_load_factor(const LlmShape& s, double tokens_per_rank, int ep) {
+  const double C = s.moe() ? s.capacity_factor : 1.0;
+  if (!s.moe() || ep <= 1 || tokens_per_rank <= 0) return C;
+  const double E = static_cast<double>(s.experts), k = std::min(static_cast<double>(s.top_k), E);
+  if (k >= E) return C;  // every token visits every expert: no imbalance
+  const double I = 1.0 + expected_max_std_normal(ep) * std::sqrt((E - k) / ((E - 1.0) * tokens_per_rank * k));
+  // No rank can hold more than the whole group's routed tokens.
+  return std::max(C, std::min(I, static_cast<double>(ep)));
 }
 
 const char* zero_stage_name(ZeroStage z) {

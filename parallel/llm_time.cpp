@@ -62,6 +62,27 @@ double group_alltoall_s(double bytes, int g, int k, const LlmNetwork& n) {
          (k > 1 ? n.intra.latency_s : 0) + (g > k ? n.inter.latency_s : 0);
 }
 
+Fp8CastBytes fp8_cast_bytes(const LlmJob& job, double T, int tp) {
+  Fp8CastBytes out;
+  if (!job.precision.fp8) return out;
+  const LlmShape& s = job.shape;
+  const double e = job.precision.activation_bytes, t = tp, h = static_cast<double>(s.hidden);
+  const double f = static_cast<double>(s.ffn_hidden), tok = mlp_token_factor(s);
+  const double up = s.mlp == LlmMlp::swiglu ? 2.0 : 1.0, kv = kv_width(s) / kv_split(s, tp);
+  const double per = e + 2.0;  // read 16-bit, write fp8 and its transpose
+  // Inputs of QKV, projection, MLP-up (the routed tokens under MoE), MLP-down.
+  out.fwd = per * (T * h + T * h / t + T * tok * h + T * tok * f / t);
+  // Output gradients of the same four GEMMs.
+  out.bwd = per * (T * (h / t + 2.0 * kv) + T * h + T * tok * up * f / t + T * tok * h);
+  out.kernels = 5;
+  return out;
+}
+
+double tp_comm_exposed_s(double comm_s, double gemm_s, double overlap, bool sequence_parallel) {
+  if (!sequence_parallel || overlap <= 0) return comm_s;
+  return comm_s - std::min(std::clamp(overlap, 0.0, 1.0) * comm_s, std::max(0.0, gemm_s));
+}
+
 LlmLayerCost llm_layer_cost(const LlmJob& job, int64_t micro_batch, int tp, int cp, bool sp,
                             const LlmKernelPricer& k) {
   const LlmShape& s = job.shape;
@@ -80,6 +101,14 @@ LlmLayerCost llm_layer_cost(const LlmJob& job, int64_t micro_batch, int tp, int 
                linear_fwd(k, T * tok, up * f / t, h, fp8) + linear_fwd(k, T * tok, h, f / t, fp8);
   double bwd = linear_bwd(k, T, aw / t + 2 * kv, h, fp8) + linear_bwd(k, T, h, aw / t, fp8) +
                linear_bwd(k, T * tok, up * f / t, h, fp8) + linear_bwd(k, T * tok, h, f / t, fp8);
+  c.gemm_fwd_s = fwd;
+  c.gemm_bwd_s = bwd;
+  if (s.moe()) {
+    // The routed part, which the busiest expert-parallel rank scales by its load (llm_step_time).
+    const double act = (up + 1.0) * e * T * tok * f / t / k.memory_bytes_s;
+    c.moe_fwd_s = linear_fwd(k, T * tok, up * f / t, h, fp8) + linear_fwd(k, T * tok, h, f / t, fp8) + act;
+    c.moe_bwd_s = linear_bwd(k, T * tok, up * f / t, h, fp8) + linear_bwd(k, T * tok, h, f / t, fp8) + 2.0 * act;
+  }
   // Attention core: QK^T and PV per head over the whole sequence (ring attention visits every
   // key block). Flash-style kernels recompute the scores in the backward (5 products instead
   // of 4); they skip the causal mask's upper blocks but run well below the GEMMs' efficiency
@@ -103,12 +132,14 @@ LlmLayerCost llm_layer_cost(const LlmJob& job, int64_t micro_batch, int tp, int 
   const double rep = sp ? 1.0 / t : 1.0;
   double elem = (4.0 * e + 6.0 * e + (job.stack.dropout ? 4.0 * e + 2.0 : 0.0)) * T * h * rep;
   elem += (up + 1.0) * e * T * tok * f / t;
-  if (fp8) elem += (e + 1.0) * (2.0 * T * h + T * h / t + T * tok * f / t);
   const double elem_s = elem / k.memory_bytes_s;
   const double kernels = job.stack.flash_attention ? 14 : 18;
+  const Fp8CastBytes cast = fp8_cast_bytes(job, T, tp);
+  c.fp8_cast_fwd_s = cast.fwd / k.memory_bytes_s + cast.kernels * k.launch_s;
+  c.fp8_cast_bwd_s = cast.bwd / k.memory_bytes_s + cast.kernels * k.launch_s;
   c.attn_fwd_s = attn_fwd;
-  c.fwd_s = fwd + attn_fwd + elem_s + kernels * k.launch_s;
-  c.bwd_s = bwd + attn_bwd + 2.0 * elem_s + 2.0 * kernels * k.launch_s;
+  c.fwd_s = fwd + attn_fwd + elem_s + kernels * k.launch_s + c.fp8_cast_fwd_s;
+  c.bwd_s = bwd + attn_bwd + 2.0 * elem_s + 2.0 * kernels * k.launch_s + c.fp8_cast_bwd_s;
   // LM head (vocab-parallel) and the cross-entropy over fp32 logits.
   const double V = static_cast<double>(s.vocab);
   const double loss_bytes = T * V / t * (e + 4.0);
@@ -135,7 +166,9 @@ LlmTime llm_step_time(const LlmJob& job, const LlmConfig& c, const LlmLayerCost&
   // Tensor parallelism: 2 all-reduces forward, 2 backward, 2 more in a recomputed forward
   // (with SP: reduce-scatter + all-gather pairs of the same volume), on the compute stream.
   const double ars = 4.0 + (c.recompute == Recompute::full ? 2.0 : 0.0);
-  const double tp_layer = ars * group_allreduce_s(e * T * h, c.tp, std::min(c.tp, dpn), n);
+  const double gemms = lc.gemm_fwd_s + lc.gemm_bwd_s + (c.recompute == Recompute::full ? lc.gemm_fwd_s : 0.0);
+  const double tp_layer = tp_comm_exposed_s(ars * group_allreduce_s(e * T * h, c.tp, std::min(c.tp, dpn), n), gemms,
+                                            job.stack.tp_comm_overlap, c.sequence_parallel);
   // Context parallelism: K and V blocks passed around the ring while attention computes.
   double cp_layer = 0;
   if (c.cp > 1) {
@@ -145,11 +178,18 @@ LlmTime llm_step_time(const LlmJob& job, const LlmConfig& c, const LlmLayerCost&
     const double pass = (c.cp - 1.0) * (kv / l.bytes_s + l.latency_s);
     cp_layer = std::max(0.0, pass - lc.attn_fwd_s) + std::max(0.0, 2.0 * pass - 2.0 * lc.attn_fwd_s);
   }
-  // Expert parallelism: dispatch and combine all-to-alls forward and backward.
-  double ep_layer = 0;
-  if (s.moe() && c.ep > 1)
-    ep_layer = 4.0 * group_alltoall_s(e * T * h * mlp_token_factor(s), c.ep, per_node(c.ep, c.tp, dpn), n);
-  const double layer = fwd + bwd + recompute;
+  // Expert parallelism: dispatch and combine all-to-alls forward and backward, and the expert
+  // work, both at the busiest rank's load (moe_rank_load_factor: max(capacity, expected max
+  // under uniform top-k routing)); the layer cost holds them at the capacity factor.
+  double ep_layer = 0, moe_extra = 0;
+  if (s.moe() && c.ep > 1) {
+    r.moe_load_factor = moe_rank_load_factor(s, T, c.ep);
+    const double tokens = static_cast<double>(s.top_k) * r.moe_load_factor;
+    ep_layer = 4.0 * group_alltoall_s(e * T * h * tokens, c.ep, per_node(c.ep, c.tp, dpn), n);
+    const double scale = r.moe_load_factor / s.capacity_factor - 1.0;
+    moe_extra = scale * (lc.moe_fwd_s + lc.moe_bwd_s + (c.recompute == Recompute::full ? lc.moe_fwd_s : 0.0));
+  }
+  const double layer = fwd + bwd + recompute + moe_extra;
   const double per_mb_layers = layers * (layer + tp_layer + cp_layer + ep_layer);
   const double head = lc.head_fwd_s + lc.head_bwd_s;
   const double stage_max = per_mb_layers + head;  // the last stage carries the LM head
@@ -199,6 +239,11 @@ LlmTime llm_step_time(const LlmJob& job, const LlmConfig& c, const LlmLayerCost&
   // Adam on the local shard: read gradient, master, two moments; write them and the weights.
   const double local = P / (c.zero != ZeroStage::none ? static_cast<double>(g) : 1.0);
   r.optimizer_s = local * (p.reduce_bytes + 26.0) / k.memory_bytes_s + 4.0 * k.launch_s;
+  // fp8: the updated 16-bit weights are cast to their fp8 copy once per step (read 2 bytes,
+  // write the copy; Transformer Engine caches it over the micro-batches).
+  if (p.fp8_weight_copy_bytes > 0)
+    r.optimizer_s += mem.fp8_weights / p.fp8_weight_copy_bytes * (p.weight_bytes + p.fp8_weight_copy_bytes) /
+                         k.memory_bytes_s + k.launch_s;
   r.step_s = r.compute_s + r.tp_comm_s + r.cp_comm_s + r.ep_comm_s + r.bubble_s + r.pp_comm_s + r.dp_comm_s +
              r.optimizer_s;
   // FLOPs: 6 N per token plus attention 12 L h s (PaLM's and llm-foundry's MFU convention);

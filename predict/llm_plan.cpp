@@ -69,7 +69,7 @@ LlmPrecision job_precision(const std::string& p, const analytical::DeviceSpec& d
     if (!(d.tensor_fp8_tflops > 0))
       throw FieldError("precision", "fp8 GEMMs need fp8 tensor cores; device '" + d.name + "' has none (Hopper, Ada and later)");
     out.fp8 = true;
-    out.weight_bytes = 3;  // the bf16 working copy plus the fp8 copy the GEMMs read
+    out.fp8_weight_copy_bytes = 1;  // beside the bf16 working copy and the fp32 master
     compute = Precision::bf16;
     return out;
   }
@@ -155,6 +155,7 @@ LlmPlanResult plan_llm(const LlmPlanRequest& r) {
   // The flash-kernel stacks also use flash-attn's fused cross-entropy (llm-foundry's benchmark
   // recipes: loss_fn fused_crossentropy); Megatron-LM 2021 kept fp32 logits for the loss.
   job.stack.fused_loss = fw.flash_attention;
+  job.stack.tp_comm_overlap = fw.tp_comm_overlap;
   check_fixed(job, r.fixed, r.gpus);
 
   const analytical::Rates rates = analytical::stack_rates(d, compute, CpuBuild::compiled, 1, fw);

@@ -60,13 +60,14 @@ void k_dropout_backward(const void* dy, const uint8_t* mask, void* dx, int64_t n
 // Transformer kernels (replica_transformer.cpp). Rows are the leading dimensions flattened;
 // every reduction is per row in fp32, one block per row.
 // Layer norm over the last axis (d): y = (x - mean) rstd gamma + beta; saves mean and rstd
-// (fp32, one per row). gamma and beta are the fp32 master weights.
+// (fp32, one per row). gamma and beta are the fp32 master weights; beta null = no bias (MPT);
+// `rms`: RMSNorm (Zhang & Sennrich 2019), mean fixed at 0 (saved as 0), rstd = 1/sqrt(mean(x^2) + eps).
 void k_layer_norm_forward(const void* x, DType t, const float* gamma, const float* beta, int64_t rows, int64_t d,
-                          float eps, void* y, float* mean, float* rstd, cudaStream_t s);
+                          float eps, bool rms, void* y, float* mean, float* rstd, cudaStream_t s);
 // dx = rstd (g - mean(g) - xhat mean(g xhat)) with g = gamma dy; dgamma = sum_rows dy xhat,
-// dbeta = sum_rows dy (fp32, overwritten).
+// dbeta = sum_rows dy (fp32, overwritten; null: none). `rms`: no mean(g) term.
 void k_layer_norm_backward(const void* dy, const void* x, DType t, const float* gamma, const float* mean,
-                           const float* rstd, int64_t rows, int64_t d, void* dx, float* dgamma, float* dbeta,
+                           const float* rstd, int64_t rows, int64_t d, bool rms, void* dx, float* dgamma, float* dbeta,
                            cudaStream_t s);
 // y = softmax(alpha x) over rows of `cols`; with `causal`, row r is query r % tq of a [tq, cols]
 // matrix and keys j > query get probability 0. x and y may differ in type (fp32 scores in,

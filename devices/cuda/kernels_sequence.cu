@@ -64,22 +64,27 @@ __global__ void lstm_backward_kernel(LstmStepArgs a) {
 }
 
 // Two passes over the row (mean, then centred variance): no cancellation for large means.
+// RMSNorm (`rms`): mean 0, rstd = 1 / sqrt(mean(x^2) + eps); no beta when it is null.
 template <class T>
 __global__ void layer_norm_forward_kernel(const T* x, const float* gamma, const float* beta, int64_t rows, int64_t d,
-                                          float eps, T* y, float* mean, float* rstd) {
+                                          float eps, bool rms, T* y, float* mean, float* rstd) {
   __shared__ float red[kThreads];
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const T* xr = x + r * d;
-    float s = 0.f;
-    for (int64_t j = threadIdx.x; j < d; j += blockDim.x) s += ld<T>(xr[j]);
-    const float mu = block_sum(s, red) / static_cast<float>(d);
+    float mu = 0.f;
+    if (!rms) {  // uniform over the block: every thread takes the same branch into block_sum
+      float s = 0.f;
+      for (int64_t j = threadIdx.x; j < d; j += blockDim.x) s += ld<T>(xr[j]);
+      mu = block_sum(s, red) / static_cast<float>(d);
+    }
     float v = 0.f;
     for (int64_t j = threadIdx.x; j < d; j += blockDim.x) {
       float c = ld<T>(xr[j]) - mu;
       v += c * c;
     }
     const float rs = rsqrtf(block_sum(v, red) / static_cast<float>(d) + eps);
-    for (int64_t j = threadIdx.x; j < d; j += blockDim.x) y[r * d + j] = st<T>((ld<T>(xr[j]) - mu) * rs * gamma[j] + beta[j]);
+    for (int64_t j = threadIdx.x; j < d; j += blockDim.x)
+      y[r * d + j] = st<T>((ld<T>(xr[j]) - mu) * rs * gamma[j] + (beta ? beta[j] : 0.f));
     if (threadIdx.x == 0) {
       mean[r] = mu;
       rstd[r] = rs;
@@ -87,9 +92,10 @@ __global__ void layer_norm_forward_kernel(const T* x, const float* gamma, const 
   }
 }
 
+// RMSNorm: the mean is a constant 0, so its gradient term mean(g) drops: dx = rstd (g - xh mean(g xh)).
 template <class T>
 __global__ void layer_norm_backward_dx_kernel(const T* dy, const T* x, const float* gamma, const float* mean,
-                                              const float* rstd, int64_t rows, int64_t d, T* dx) {
+                                              const float* rstd, int64_t rows, int64_t d, bool rms, T* dx) {
   __shared__ float red[kThreads];
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const float mu = mean[r], rs = rstd[r];
@@ -100,7 +106,7 @@ __global__ void layer_norm_backward_dx_kernel(const T* dy, const T* x, const flo
       sg += g;
       sgx += g * xh;
     }
-    const float a = block_sum(sg, red) / static_cast<float>(d);
+    const float a = rms ? 0.f : block_sum(sg, red) / static_cast<float>(d);
     const float b = block_sum(sgx, red) / static_cast<float>(d);
     for (int64_t j = threadIdx.x; j < d; j += blockDim.x) {
       float g = gamma[j] * ld<T>(dy[r * d + j]);
@@ -125,7 +131,7 @@ __global__ void layer_norm_backward_params_kernel(const T* dy, const T* x, const
     const float tg = block_sum(sg, red), tb = block_sum(sb, red);
     if (threadIdx.x == 0) {
       dgamma[j] = tg;
-      dbeta[j] = tb;
+      if (dbeta) dbeta[j] = tb;  // null: a norm without beta
     }
   }
 }
@@ -218,18 +224,18 @@ unsigned row_blocks(int64_t rows) { return static_cast<unsigned>(rows < 1 ? 1 : 
 }  // namespace
 
 void k_layer_norm_forward(const void* x, DType t, const float* gamma, const float* beta, int64_t rows, int64_t d,
-                          float eps, void* y, float* mean, float* rstd, cudaStream_t s) {
+                          float eps, bool rms, void* y, float* mean, float* rstd, cudaStream_t s) {
   XPUSIM_DISPATCH(t, "layer_norm",
     layer_norm_forward_kernel<T><<<row_blocks(rows), kThreads, 0, s>>>(static_cast<const T*>(x), gamma, beta, rows, d,
-                                                                       eps, static_cast<T*>(y), mean, rstd););
+                                                                       eps, rms, static_cast<T*>(y), mean, rstd););
 }
 
 void k_layer_norm_backward(const void* dy, const void* x, DType t, const float* gamma, const float* mean,
-                           const float* rstd, int64_t rows, int64_t d, void* dx, float* dgamma, float* dbeta,
+                           const float* rstd, int64_t rows, int64_t d, bool rms, void* dx, float* dgamma, float* dbeta,
                            cudaStream_t s) {
   XPUSIM_DISPATCH(t, "layer_norm_backward",
     layer_norm_backward_dx_kernel<T><<<row_blocks(rows), kThreads, 0, s>>>(
-        static_cast<const T*>(dy), static_cast<const T*>(x), gamma, mean, rstd, rows, d, static_cast<T*>(dx));
+        static_cast<const T*>(dy), static_cast<const T*>(x), gamma, mean, rstd, rows, d, rms, static_cast<T*>(dx));
     layer_norm_backward_params_kernel<T><<<row_blocks(d), kThreads, 0, s>>>(
         static_cast<const T*>(dy), static_cast<const T*>(x), mean, rstd, rows, d, dgamma, dbeta););
 }

@@ -69,25 +69,23 @@ struct HeadsGemm {
 }  // namespace
 
 void Replica::on_LayerNorm(const OpGraph& g, int op) {
-  const OpNode& n = g.op(op);  // in: x, gamma, beta; out: y, mean, rstd
-  // The CUDA kernels implement the affine LayerNorm only (the models this backend runs).
-  if (n.inputs.size() < 3 || n.attrs.rms)
-    throw UnavailableError("cuda backend: " + n.name + ": RMSNorm and bias-free layer norms are not implemented");
+  const OpNode& n = g.op(op);  // in: x, gamma[, beta]; out: y, mean, rstd
+  // No beta: a bias-free LayerNorm (MPT) or RMSNorm (attrs.rms: mean 0), as the CPU runner.
   const int64_t d = last_dim(shape(n.inputs[0]));
-  k_layer_norm_forward(P(n.inputs[0]), dtype(n.inputs[0]), static_cast<const float*>(P(n.inputs[1])),
-                       static_cast<const float*>(P(n.inputs[2])), numel(n.inputs[0]) / d, d,
-                       static_cast<float>(n.attrs.eps), P(n.outputs[0]), static_cast<float*>(P(n.outputs[1])),
-                       static_cast<float*>(P(n.outputs[2])), stream_);
+  const float* beta = n.inputs.size() > 2 ? static_cast<const float*>(P(n.inputs[2])) : nullptr;
+  k_layer_norm_forward(P(n.inputs[0]), dtype(n.inputs[0]), static_cast<const float*>(P(n.inputs[1])), beta,
+                       numel(n.inputs[0]) / d, d, static_cast<float>(n.attrs.eps), n.attrs.rms, P(n.outputs[0]),
+                       static_cast<float*>(P(n.outputs[1])), static_cast<float*>(P(n.outputs[2])), stream_);
 }
 
 void Replica::on_LayerNormBackward(const OpGraph& g, int op) {
-  const OpNode& n = g.op(op);  // in: dy, x, gamma, mean, rstd; out: dx, dgamma, dbeta
+  const OpNode& n = g.op(op);  // in: dy, x, gamma, mean, rstd; out: dx, dgamma[, dbeta]
   const int64_t d = last_dim(shape(n.inputs[1]));
   if (dtype(n.inputs[0]) != dtype(n.inputs[1])) throw InternalError("cuda layer norm backward: dy and x types differ");
   k_layer_norm_backward(P(n.inputs[0]), P(n.inputs[1]), dtype(n.inputs[1]), static_cast<const float*>(P(n.inputs[2])),
                         static_cast<const float*>(P(n.inputs[3])), static_cast<const float*>(P(n.inputs[4])),
-                        numel(n.inputs[1]) / d, d, P(n.outputs[0]), static_cast<float*>(P(n.outputs[1])),
-                        static_cast<float*>(P(n.outputs[2])), stream_);
+                        numel(n.inputs[1]) / d, d, n.attrs.rms, P(n.outputs[0]), static_cast<float*>(P(n.outputs[1])),
+                        n.outputs.size() > 2 ? static_cast<float*>(P(n.outputs[2])) : nullptr, stream_);
 }
 
 void Replica::on_Attention(const OpGraph& g, int op) {

@@ -20,16 +20,21 @@ expect --model --model bert_base "${c[@]}"
 expect --sharding --model gpt2 "${c[@]}" --sharding zero9
 expect --recompute --model gpt2 "${c[@]}" --recompute some
 expect --sequence-parallel --model gpt2 "${c[@]}" --sequence-parallel maybe
-if "$bin" models 2>/dev/null | grep -qw mpt_125m; then
+# grep reads to the end (-q would exit early and, under pipefail, fail the pipeline on SIGPIPE)
+if "$bin" models 2>/dev/null | grep -w mpt_125m >/dev/null; then
   expect --cluster --model mpt_125m --cluster no_such_cluster --gpus 8 --global-batch 64
   expect --tp --model mpt_125m "${c[@]}" --tp 5
   expect --pp --model mpt_125m "${c[@]}" --pp 5
   expect --gpus --model mpt_125m --cluster hgx_a100_roce1600 --gpus 1000000 --global-batch 64 --seq-len 512
   expect --precision --model mpt_125m --cluster hgx_a100_roce1600 --gpus 8 --global-batch 64 --seq-len 512 --precision fp8
   expect --ep --model mpt_125m "${c[@]}" --ep 2
-  expect --global-batch --model mpt_125m "${c[@]}" --tp 1 --pp 1 --cp 1 --micro-batch 3 --global-batch 66
+  expect --global-batch --model mpt_125m --cluster hgx_h100_ib3200 --gpus 8 --seq-len 512 --tp 1 --pp 1 --cp 1 --micro-batch 3 --global-batch 66
   out="$("$bin" plan --model mpt_125m "${c[@]}" --top 3 --format json)" || { echo "FAIL: plan mpt_125m"; fail=1; }
   grep -q '"ranked"' <<<"$out" || { echo "FAIL: no ranked list"; fail=1; }
+  # fp8 on Hopper runs and keeps the 1-byte weight copy (issue 30c).
+  out="$("$bin" plan --model mpt_125m "${c[@]}" --precision fp8 --top 1 --format json)" || { echo "FAIL: plan fp8 on H100"; fail=1; }
+  python3 -c 'import json,sys; c=json.loads(sys.argv[1])["ranked"][0]; assert c["memory_bytes"]["fp8_weights"] > 0, c' "$out" ||
+    { echo "FAIL: no fp8 weight copy in the fp8 plan"; fail=1; }
 else
   echo "note: mpt_125m not in the zoo; the decoder cases did not run"
 fi

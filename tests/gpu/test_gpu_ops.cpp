@@ -239,15 +239,17 @@ bool reference(Ctx& c, std::vector<Vec>& want) {
     case OpKind::LayerNorm: {
       const int64_t D = c.s(n.inputs[0]).back(), R = int64_t(c.in[0].size()) / D;
       Vec y(c.in[0].size()), mean(static_cast<size_t>(R)), rstd(static_cast<size_t>(R));
+      const bool beta = c.in.size() > 2;  // none: bias-free LayerNorm or RMSNorm (a.rms: mean 0)
       for (int64_t r = 0; r < R; ++r) {
         double m = 0, var = 0;
         for (int64_t j = 0; j < D; ++j) m += c.in[0][size_t(r * D + j)];
-        m /= double(D);
+        m = a.rms ? 0.0 : m / double(D);
         for (int64_t j = 0; j < D; ++j) var += std::pow(c.in[0][size_t(r * D + j)] - m, 2);
         double rs = 1.0 / std::sqrt(var / double(D) + a.eps);
         mean[size_t(r)] = float(m), rstd[size_t(r)] = float(rs);
         for (int64_t j = 0; j < D; ++j)
-          y[size_t(r * D + j)] = float((c.in[0][size_t(r * D + j)] - m) * rs * c.in[1][size_t(j)] + c.in[2][size_t(j)]);
+          y[size_t(r * D + j)] =
+              float((c.in[0][size_t(r * D + j)] - m) * rs * c.in[1][size_t(j)] + (beta ? c.in[2][size_t(j)] : 0.f));
       }
       want = {y, mean, rstd};
       return true;
@@ -264,10 +266,12 @@ bool reference(Ctx& c, std::vector<Vec>& want) {
           dg[size_t(j)] += float(c.in[0][size_t(r * D + j)] * xh(j));
           db[size_t(j)] += c.in[0][size_t(r * D + j)];
         }
+        if (a.rms) mg = 0;  // RMSNorm: the mean is the constant 0
         for (int64_t j = 0; j < D; ++j)
           dx[size_t(r * D + j)] = float(rs * (double(c.in[2][size_t(j)]) * c.in[0][size_t(r * D + j)] - mg - xh(j) * mgx));
       }
       want = {dx, dg, db};
+      if (n.outputs.size() < 3) want.pop_back();  // no beta, no dbeta
       return true;
     }
     case OpKind::Attention: {
@@ -645,7 +649,9 @@ OpGraph tiny_lstm(bool return_sequences, bool reverse) {
 // block 0, attention written out (reshape, rank-4 transpose, batched matmuls, scale, softmax)
 // in block 1, GELU feed-forward, layer norms, and a tied LM head with a bias (the transposed-
 // weight bias gradient).
-OpGraph tiny_transformer_graph(Precision p) {
+// `llama_norms`: RMSNorm before attention and at the end, a bias-free LayerNorm (MPT) before
+// the MLP (the norms the cuda backend refused before issue 30c).
+OpGraph tiny_transformer_graph(Precision p, bool llama_norms = false) {
   const int64_t N = 2, T = 6, D = 8, H = 2, V = 11;
   OpGraph g;
   ModelBuilder b(g, N, p);
@@ -657,7 +663,7 @@ OpGraph tiny_transformer_graph(Precision p) {
   x = b.add({x, b.embedding(pos, T, D, "wpe")}, "emb");
   for (int l = 0; l < 2; ++l) {
     const std::string n = "l" + std::to_string(l);
-    int h = b.layer_norm(x, n + ".ln1");
+    int h = llama_norms ? b.layer_norm(x, n + ".ln1", 1e-5, false, true) : b.layer_norm(x, n + ".ln1");
     int q = b.dense(h, D, true, n + ".q"), k = b.dense(h, D, true, n + ".k"), v = b.dense(h, D, true, n + ".v");
     int att;
     if (l == 0) {
@@ -672,12 +678,12 @@ OpGraph tiny_transformer_graph(Precision p) {
       att = b.reshape(b.transpose(o, {0, 2, 1, 3}, n + ".merge"), {N, T, D}, n + ".merged");
     }
     x = b.add({x, b.dense(att, D, true, n + ".o")}, n + ".res1");
-    h = b.layer_norm(x, n + ".ln2");
+    h = llama_norms ? b.layer_norm(x, n + ".ln2", 1e-5, false, false) : b.layer_norm(x, n + ".ln2");
     h = b.dense(b.activation(b.dense(h, 2 * D, true, n + ".fc1"), ActivationFn::gelu, n + ".gelu"), D, true,
                 n + ".fc2");
     x = b.add({x, h}, n + ".res2");
   }
-  x = b.layer_norm(x, "ln_f");
+  x = llama_norms ? b.layer_norm(x, "ln_f", 1e-5, false, true) : b.layer_norm(x, "ln_f");
   b.softmax_cross_entropy(b.dense_with(x, table, true, true, "lm_head"), y, "loss");
   lower_to_training_step(g);
   return g;
@@ -690,6 +696,13 @@ TEST_CASE("every Transformer op of a tiny causal LM step matches the host refere
   for (const char* k : {"layer_norm", "layer_norm_backward", "attention", "attention_backward", "softmax",
                         "softmax_backward", "transpose", "scale", "matmul", "activation", "activation_backward"})
     CHECK(worst.count(k) == 1);
+}
+
+TEST_CASE("RMSNorm and bias-free LayerNorm match the host reference", "[gpu]") {
+  auto worst = check_step(tiny_transformer_graph(Precision::fp32, true), 2e-3);
+  CHECK(worst.count("layer_norm") == 1);
+  CHECK(worst.count("layer_norm_backward") == 1);
+  check_step(tiny_transformer_graph(Precision::mixed_bf16, true), 6e-2);
 }
 
 TEST_CASE("the tiny Transformer step under mixed fp16 and bf16 matches within low-precision tolerance", "[gpu]") {
