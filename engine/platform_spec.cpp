@@ -78,6 +78,10 @@ SystemSpec load_system_spec(const std::string& path) {
                                  [](double v) { return v > 0 ? "" : "must be > 0"; });
     s.host.pcie_bandwidth_gbps = h.number("pcie_bandwidth_gbps", 12.0, "GB/s", "host-to-device bandwidth per device",
                                           [](double v) { return v > 0 ? "" : "must be > 0"; });
+    s.host.staging_gbps = h.number("staging_gbps", 0.0, "GB/s",
+                                   "aggregate host bandwidth for collectives staged in host memory (GPUs without "
+                                   "peer-to-peer); 0 = each device's link alone limits",
+                                   non_negative);
     s.host.step_overhead_ms = h.number("step_overhead_ms", 0.0, "ms", "extra host overhead per step", non_negative);
     s.host.idle_power_w = h.number("idle_power_w", 0.0, "W",
                                    "power of one host apart from its devices, counted for energy (docs/power.md)", non_negative);

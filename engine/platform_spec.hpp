@@ -25,6 +25,10 @@ struct HostSpec {
   int cpu_cores = 8;                  // physical cores available to the input pipeline
   double core_speed = 1.0;            // relative to the reference core of the dataset costs
   double pcie_bandwidth_gbps = 12;    // host -> one device, GB/s (infeed)
+  // Aggregate GB/s per direction through the CPUs' root complexes for collectives staged in
+  // host memory (GPUs that cannot reach each other peer-to-peer share it); 0 = not limited
+  // beyond each device's own link.
+  double staging_gbps = 0;
   double step_overhead_ms = 0;        // framework/launch overhead per step on this host
   double idle_power_w = 0;            // the host itself (CPUs, DRAM, board, fans, PSU loss), per host, for energy
 };

@@ -30,6 +30,9 @@ struct ClusterTopology {
 struct DevicePorts {
   double pcie_gbps = 0;
   double nvlink_gbps = 0;
+  // false: the card cannot address its peers over PCIe (GeForce Ampere/Ada), so NCCL stages
+  // every PCIe hop through host memory and the node's GPUs share the host's staging bandwidth.
+  bool pcie_peer_to_peer = true;
 };
 
 // Bandwidth one device gets for collectives inside a node, GB/s per direction: the system's
@@ -38,7 +41,11 @@ struct DevicePorts {
 // `nvlink_bridge_pairs`: GPUs bridged two by two; a pair exchanges over its bridge, a ring over
 // more GPUs crosses PCIe between pairs and runs at the slowest hop (NCCL rings carry the same
 // bytes over every hop).
-double intra_node_gbps(Topology topology, double system_gbps, int local_devices, const DevicePorts& ports);
+// A card without PCIe peer-to-peer (`ports.pcie_peer_to_peer` false) gets at most
+// `staging_gbps / local_devices` over PCIe when `staging_gbps` > 0: its ring hops go up to host
+// memory and back down, and all the node's GPUs share the root complexes (issue 29).
+double intra_node_gbps(Topology topology, double system_gbps, int local_devices, const DevicePorts& ports,
+                       double staging_gbps = 0);
 
 // The topology of `devices` devices of the system, each link's rate scaled by
 // `link_efficiency` (the device's achieved share of the link for collectives). A rate of 0 in

@@ -287,6 +287,8 @@ DeviceSpec parse_device_spec(const YAML::Node& root, const std::string& path, st
     // Physical ports, not efficiency constants: read outside `num` so `calibrate:` cannot name them.
     d.pcie_gbps = r.number("pcie_gbps", 0.0, "GB/s", "host interface per direction, as achieved (0 = not stated)", non_negative);
     d.nvlink_gbps = r.number("nvlink_gbps", 0.0, "GB/s", "all NVLink ports together per direction (0 = none or not stated)", non_negative);
+    d.pcie_p2p = r.flag("pcie_p2p", true,
+                        "the driver lets GPUs address each other over PCIe (false: collectives are staged in host memory)");
   } else {
     d.detect = r.flag("detect", false, "detect vCPUs, ISA and frequency of this machine at run time");
     d.frequency_ghz = num("frequency_ghz", d.detect ? std::optional<double>(0.0) : std::nullopt, "GHz", "sustained all-core clock",

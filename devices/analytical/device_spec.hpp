@@ -68,6 +68,7 @@ struct DeviceSpec : DeviceConfig {
   // A link is as fast as its slower end: a PCIe Gen4 card in a Gen5 slot moves Gen4 rates.
   double pcie_gbps = 0;                 // host interface, as achieved (Gen3 x16 ~12, Gen4 ~24, Gen5 ~50)
   double nvlink_gbps = 0;               // all NVLink ports together (SXM board or PCIe bridge)
+  bool pcie_p2p = true;                 // peers addressable over PCIe (false: GeForce Ampere/Ada)
 
   // CPU only. `--count` is vCPUs (hyperthreads).
   double frequency_ghz = 0;

@@ -109,7 +109,7 @@ StepReport AnalyticalEngine::run_step(const StepRequest& req) {
   co.inference = inference;
   const parallel::StepComposer composer(
       parallel::ParallelPlan::data_parallel(replicas),
-      parallel::make_cluster_topology(sys, replicas, parallel::DevicePorts{d.pcie_gbps, d.nvlink_gbps},
+      parallel::make_cluster_topology(sys, replicas, parallel::DevicePorts{d.pcie_gbps, d.nvlink_gbps, d.pcie_p2p},
                                       d.allreduce_efficiency),
       co);
   const parallel::ComposedStep step = composer.compose(g, priced);

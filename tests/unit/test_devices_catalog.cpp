@@ -224,6 +224,24 @@ TEST_CASE("a collective's link is the slower end: the system's link capped by th
   CHECK(intra_gbps(Topology::nvlink_bridge_pairs, 50, 1, 24, 56.25) == 24);
 }
 
+TEST_CASE("a card without PCIe peer-to-peer shares the host's staging bandwidth", "[devices]") {
+  using parallel::DevicePorts;
+  using parallel::intra_node_gbps;
+  const DevicePorts geforce{24, 0, false}, pro{24, 0, true};
+  // 48 GB/s of staging over 8 GPUs: 6 GB/s each, below the card's 24 GB/s port.
+  CHECK(intra_node_gbps(Topology::pcie_tree, 50, 8, geforce, 48) == Approx(6));
+  CHECK(intra_node_gbps(Topology::pcie_tree, 50, 4, geforce, 48) == Approx(12));
+  // 2 GPUs: 24 GB/s each, the port is the limit again.
+  CHECK(intra_node_gbps(Topology::pcie_tree, 50, 2, geforce, 48) == Approx(24));
+  // A card with peer-to-peer, or a host that states no staging limit: the link alone.
+  CHECK(intra_node_gbps(Topology::pcie_tree, 50, 8, pro, 48) == Approx(24));
+  CHECK(intra_node_gbps(Topology::pcie_tree, 50, 8, geforce, 0) == Approx(24));
+  // A bridged pair still exchanges over its bridge; 4 bridged GeForce cards cross PCIe staged.
+  const DevicePorts bridged{24, 56.25, false};
+  CHECK(intra_node_gbps(Topology::nvlink_bridge_pairs, 50, 2, bridged, 48) == Approx(56.25));
+  CHECK(intra_node_gbps(Topology::nvlink_bridge_pairs, 50, 4, bridged, 48) == Approx(12));
+}
+
 TEST_CASE("every new device on every system that holds it predicts ResNet-50 in full and mixed precision",
           "[devices]") {
   int checked = 0;
