@@ -87,6 +87,17 @@ void LlmRejections::add(const std::string& reason, const LlmConfig& c, const std
   if (r.count++ == 0) r.example = llm_config_label(c) + ": " + msg;
 }
 
+bool LlmRejections::admit(const LlmJob& job, const LlmConfig& c, LlmSearchResult& res) {
+  ++res.enumerated;
+  const std::string err = llm_config_error(job, c);
+  if (!err.empty()) {
+    add(err.substr(0, err.find(':')), c, err.substr(err.find(':') + 2));
+    return false;
+  }
+  ++res.evaluated;
+  return true;
+}
+
 void LlmRejections::finish(LlmSearchResult& res, int keep) {
   std::sort(res.ranked.begin(), res.ranked.end(), faster);
   if (keep > 0 && res.ranked.size() > static_cast<size_t>(keep)) res.ranked.resize(static_cast<size_t>(keep));
@@ -103,7 +114,6 @@ LlmSearchResult llm_search(const LlmJob& job, const LlmSearchOptions& o, const L
   LlmSearchResult res;
   Evaluator ev(job, k, n);
   LlmRejections rejected;
-  auto reject = [&](const std::string& reason, const LlmConfig& c, const std::string& msg) { rejected.add(reason, c, msg); };
   const LlmShape& s = job.shape;
   const long long tp_cap = o.tp_across_nodes ? o.gpus : std::min(o.gpus, n.devices_per_node);
   const auto tps = one_or<int>(o.fixed.tp, divisors_up_to(o.gpus, tp_cap));
@@ -121,7 +131,7 @@ LlmSearchResult llm_search(const LlmJob& job, const LlmSearchOptions& o, const L
         const long long model_ranks = static_cast<long long>(tp) * pp * cp;
         if (o.gpus % model_ranks != 0) {
           ++res.enumerated;
-          reject("gpus", base, "tp x pp x cp does not divide the GPUs");
+          rejected.add("gpus", base, "tp x pp x cp does not divide the GPUs");
           continue;
         }
         base.dp = static_cast<int>(o.gpus / model_ranks);
@@ -149,19 +159,13 @@ LlmSearchResult llm_search(const LlmJob& job, const LlmSearchOptions& o, const L
                     LlmConfig c = base;
                     c.virtual_stages = v, c.ep = ep, c.micro_batch = mb, c.sequence_parallel = sp, c.zero = z,
                     c.recompute = r;
-                    ++res.enumerated;
-                    const std::string err = llm_config_error(job, c);
-                    if (!err.empty()) {
-                      reject(err.substr(0, err.find(':')), c, err.substr(err.find(':') + 2));
-                      continue;
-                    }
-                    ++res.evaluated;
+                    if (!rejected.admit(job, c, res)) continue;
                     LlmCandidate cand = ev(c);
                     if (cand.memory.total() > o.memory_bytes) {
                       char msg[96];
                       std::snprintf(msg, sizeof msg, "needs %.1f GB per GPU, %.1f GB usable",
                                     cand.memory.total() / 1e9, o.memory_bytes / 1e9);
-                      reject("memory", c, msg);
+                      rejected.add("memory", c, msg);
                       continue;
                     }
                     res.ranked.push_back(cand);

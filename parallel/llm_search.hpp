@@ -67,6 +67,9 @@ std::string llm_config_label(const LlmConfig& c);
 class LlmRejections {
  public:
   void add(const std::string& reason, const LlmConfig& c, const std::string& msg);
+  // Counts c as enumerated; a configuration llm_config_error refuses is recorded under the
+  // field it names and false returned; else it counts as evaluated and true is returned.
+  bool admit(const LlmJob& job, const LlmConfig& c, LlmSearchResult& res);
   // Ranks res.ranked (fastest first; ties by the configuration's fields, so the order is
   // deterministic), keeps the first `keep` (0: all) and appends the rejections sorted by reason.
   void finish(LlmSearchResult& res, int keep);

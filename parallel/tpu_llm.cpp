@@ -167,7 +167,6 @@ LlmSearchResult tpu_llm_search(const LlmJob& job, const TpuSearchOptions& o, con
                                const TpuFabric& f) {
   LlmSearchResult res;
   LlmRejections rejected;
-  auto reject = [&](const std::string& reason, const LlmConfig& c, const std::string& msg) { rejected.add(reason, c, msg); };
   const std::vector<int> tps = o.fixed.tp ? std::vector<int>{*o.fixed.tp} : divisors(f.slice_chips());
   const std::vector<ZeroStage> zs =
       o.fixed.zero ? std::vector<ZeroStage>{*o.fixed.zero} : std::vector<ZeroStage>{ZeroStage::parameters, ZeroStage::none};
@@ -182,7 +181,7 @@ LlmSearchResult tpu_llm_search(const LlmJob& job, const TpuSearchOptions& o, con
     const std::string map_err = tpu_mesh_groups(f.slice, tp, g);
     if (!map_err.empty()) {
       ++res.enumerated;
-      reject("tp", base, map_err.substr(4));
+      rejected.add("tp", base, map_err.substr(4));
       continue;
     }
     const long long per_rank = job.global_batch % base.dp == 0 ? job.global_batch / base.dp : 0;
@@ -199,13 +198,7 @@ LlmSearchResult tpu_llm_search(const LlmJob& job, const TpuSearchOptions& o, con
           c.micro_batch = mb, c.zero = z, c.recompute = rc;
           // MaxText shards activations along the tensor axis too (Megatron's SP layout).
           c.sequence_parallel = tp > 1;
-          ++res.enumerated;
-          const std::string err = llm_config_error(job, c);
-          if (!err.empty()) {
-            reject(err.substr(0, err.find(':')), c, err.substr(err.find(':') + 2));
-            continue;
-          }
-          ++res.evaluated;
+          if (!rejected.admit(job, c, res)) continue;
           auto it = costs.find(mb);
           if (it == costs.end()) it = costs.emplace(mb, llm_layer_cost(job, mb, tp, 1, tp > 1, k)).first;
           LlmCandidate cand;
@@ -215,7 +208,7 @@ LlmSearchResult tpu_llm_search(const LlmJob& job, const TpuSearchOptions& o, con
             char msg[96];
             std::snprintf(msg, sizeof msg, "needs %.1f GB per chip, %.1f GB usable", cand.memory.total() / 1e9,
                           o.memory_bytes / 1e9);
-            reject("memory", c, msg);
+            rejected.add("memory", c, msg);
             continue;
           }
           cand.time = tpu_llm_step_time(job, c, it->second, k, f, g, o.job);

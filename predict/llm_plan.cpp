@@ -111,11 +111,7 @@ void check_fixed(const LlmJob& job, const LlmConstraints& f, int gpus) {
 
 }  // namespace
 
-LlmPlanResult plan_llm(const LlmPlanRequest& r) {
-  // A TPU slice name (v5e-256, tpu_v5e_256_multislice) goes to the TPU planner.
-  if (auto t = parse_tpu_cluster_name(r.cluster)) return plan_llm_tpu(r, *t);
-  if (r.gpus == 0) throw FieldError("gpus", "required on a GPU cluster (the GPUs of the job)");
-  const Split ov = split_overrides(r.overrides);
+ModelSpec llm_model_of(const LlmPlanRequest& r) {
   ModelSpec spec;
   if (r.shape) {
     spec.name = r.model;
@@ -125,6 +121,15 @@ LlmPlanResult plan_llm(const LlmPlanRequest& r) {
   }
   if (!spec.llm)
     throw FieldError("model", "'" + spec.name + "' is not a decoder-only language model (no llm shape); plan needs one");
+  return spec;
+}
+
+LlmPlanResult plan_llm(const LlmPlanRequest& r) {
+  // A TPU slice name (v5e-256, tpu_v5e_256_multislice) goes to the TPU planner.
+  if (auto t = parse_tpu_cluster_name(r.cluster)) return plan_llm_tpu(r, *t);
+  if (r.gpus == 0) throw FieldError("gpus", "required on a GPU cluster (the GPUs of the job)");
+  const Split ov = split_overrides(r.overrides);
+  const ModelSpec spec = llm_model_of(r);
   const ClusterSpec cluster = find_cluster(r.cluster, "cluster", ov.cluster);
   const std::string device_name = r.device.empty() ? cluster.default_device : r.device;
   if (std::find(cluster.devices.begin(), cluster.devices.end(), device_name) == cluster.devices.end())

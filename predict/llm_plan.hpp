@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "models/model_spec.hpp"
 #include "parallel/cluster.hpp"
 #include "parallel/llm_search.hpp"
 
@@ -46,5 +47,8 @@ struct LlmPlanResult {
 // The checks of a request (bad input is a FieldError naming the field: model, cluster,
 // device, gpus, global_batch, seq_len, precision, tp, pp, ...).
 LlmPlanResult plan_llm(const LlmPlanRequest& r);
+// The decoder a plan request names (r.shape when given, else the zoo model); a FieldError
+// naming `model` when it has no llm shape. Both planners (GPU, TPU) start from it.
+ModelSpec llm_model_of(const LlmPlanRequest& r);
 
 }  // namespace xpusim

@@ -63,15 +63,7 @@ LlmPlanResult plan_llm_tpu(const LlmPlanRequest& r, const TpuClusterName& t) {
   const std::vector<std::string> dev_ov = split_set(r.overrides, fw_ov);
   if (!r.device.empty() && r.device != t.device)
     throw FieldError("device", "cluster '" + r.cluster + "' is a slice of " + t.device + " chips, not " + r.device);
-  ModelSpec spec;
-  if (r.shape) {
-    spec.name = r.model;
-    spec.llm = *r.shape;
-  } else {
-    spec = find_model(r.model);
-  }
-  if (!spec.llm)
-    throw FieldError("model", "'" + spec.name + "' is not a decoder-only language model (no llm shape); plan needs one");
+  const ModelSpec spec = llm_model_of(r);
   const tpu::TpuSpec d = tpu::load_tpu_spec(find_config_file("devices", t.device, "device", "device"), dev_ov);
   tpu::TpuMultislice ms;
   try {

@@ -5,16 +5,7 @@
 set -uo pipefail
 bin="$1"
 fail=0
-expect() {  # expect FLAG ARGS...: exit 2 and stderr "xpusim: error: FLAG: ..."
-  local flag="$1"; shift
-  local err rc
-  err="$("$bin" plan "$@" 2>&1 >/dev/null)"; rc=$?
-  if [[ $rc -ne 2 || "$err" != *"error: $flag"* ]]; then
-    echo "FAIL: plan $* -> exit $rc, '$err' (expected exit 2 naming $flag)"; fail=1
-  else
-    echo "ok: $flag: $err"
-  fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/expect_plan_error.sh"
 c=(--cluster hgx_h100_ib3200 --gpus 8 --global-batch 64 --seq-len 512)
 expect --model --model bert_base "${c[@]}"
 expect --sharding --model gpt2 "${c[@]}" --sharding zero9

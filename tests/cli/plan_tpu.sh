@@ -7,16 +7,7 @@
 set -uo pipefail
 bin="$1"
 fail=0
-expect() {  # expect FLAG ARGS...: exit 2 and stderr "xpusim: error: FLAG: ..."
-  local flag="$1"; shift
-  local err rc
-  err="$("$bin" plan "$@" 2>&1 >/dev/null)"; rc=$?
-  if [[ $rc -ne 2 || "$err" != *"error: $flag"* || $(wc -l <<<"$err") -ne 1 ]]; then
-    echo "FAIL: plan $* -> exit $rc, '$err' (expected exit 2, one line naming $flag)"; fail=1
-  else
-    echo "ok: $flag: $err"
-  fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/expect_plan_error.sh"
 m=(--model llama3_70b --global-batch 256 --seq-len 8192)
 expect --cluster "${m[@]}" --cluster v5e-100
 expect --cluster "${m[@]}" --cluster v5p-100000

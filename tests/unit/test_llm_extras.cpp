@@ -13,9 +13,11 @@
 #include "parallel/llm_search.hpp"
 #include "parallel/llm_time.hpp"
 #include "predict/llm_plan_chart.hpp"
+#include "tests/unit/llm_fixture.hpp"
 
 using namespace xpusim;
 using namespace xpusim::parallel;
+using namespace xpusim::parallel::test;
 
 namespace {
 
@@ -31,26 +33,6 @@ LlmJob mixtral_job() {
   j.global_batch = 64;
   j.stack.flash_attention = true;
   return j;
-}
-
-class FlatPricer final : public LlmKernelPricer {
- public:
-  FlatPricer() {
-    memory_bytes_s = 1e12;
-    launch_s = 0;
-    peak_flops_s = 200e12;
-  }
-  double gemm_s(double m, double n, double k, double batch, bool fp8) const override {
-    return 2 * m * n * k * batch / (fp8 ? 200e12 : 100e12);
-  }
-};
-
-LlmNetwork net(double intra, double inter) {
-  LlmNetwork n;
-  n.devices_per_node = 8;
-  n.intra = Link{intra, 0};
-  n.inter = Link{inter, 0};
-  return n;
 }
 
 // Mean over `trials` of the busiest rank's count over the mean count, tokens routed to top_k
@@ -117,7 +99,7 @@ TEST_CASE("expert parallelism: all-to-all and expert work at the busiest rank's 
   LlmJob j = mixtral_job();
   j.seq_len = 256;  // 256 tokens per rank: a visible imbalance
   j.global_batch = 8;
-  const FlatPricer k;
+  const FlatPricer k(200e12);  // fp8 GEMMs at twice the 16-bit rate
   const LlmNetwork n = net(100e9, 10e9);
   LlmConfig c;
   c.dp = 8, c.ep = 8, c.micro_batch = 1;
@@ -169,7 +151,7 @@ TEST_CASE("fp8: casts and scale updates around each GEMM, by hand", "[llm][fp8]"
   CHECK(c.fwd == Approx(4 * (T * h + T * h / t + T * h + T * f / t)));
   CHECK(c.bwd == Approx(4 * (T * 3 * h / t + T * h + T * f / t + T * h)));
   CHECK(c.kernels == 5);
-  FlatPricer k;
+  FlatPricer k(200e12);  // fp8 GEMMs at twice the 16-bit rate
   k.launch_s = 1e-6;
   const LlmLayerCost lc = llm_layer_cost(j, 1, 2, 1, false, k);
   CHECK(lc.fp8_cast_fwd_s == Approx(c.fwd / 1e12 + 5e-6));
@@ -178,7 +160,7 @@ TEST_CASE("fp8: casts and scale updates around each GEMM, by hand", "[llm][fp8]"
 
 TEST_CASE("fp8: a 1-byte copy of the layers' weights and its cast once per step", "[llm][fp8]") {
   LlmJob j = small_job();
-  const FlatPricer k;
+  const FlatPricer k(200e12);  // fp8 GEMMs at twice the 16-bit rate
   const LlmNetwork n = net(100e9, 10e9);
   LlmConfig c;
   c.dp = 4, c.tp = 2, c.micro_batch = 1;
@@ -210,7 +192,7 @@ TEST_CASE("tensor-parallel overlap: none by default, a share of the collectives 
   CHECK(tp_comm_exposed_s(10e-3, 4e-3, 0.8, true) == Approx(6e-3));  // no more than the GEMMs hide
   // In a step: small decoder, tp 8 with SP over a 100 GB/s NVLink ring.
   LlmJob j = small_job();
-  const FlatPricer k;
+  const FlatPricer k(200e12);  // fp8 GEMMs at twice the 16-bit rate
   const LlmNetwork n = net(100e9, 10e9);
   LlmConfig c;
   c.tp = 8, c.dp = 1, c.micro_batch = 1, c.sequence_parallel = true;

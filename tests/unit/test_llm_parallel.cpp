@@ -11,9 +11,11 @@
 #include "parallel/llm_memory.hpp"
 #include "parallel/llm_search.hpp"
 #include "parallel/llm_time.hpp"
+#include "tests/unit/llm_fixture.hpp"
 
 using namespace xpusim;
 using namespace xpusim::parallel;
+using namespace xpusim::parallel::test;
 
 namespace {
 
@@ -40,25 +42,6 @@ LlmJob small_job() {
   j.seq_len = 2048;
   j.global_batch = 64;
   return j;
-}
-
-// Every GEMM at 100 TFLOP/s, memory at 1 TB/s, no launch cost: times by hand.
-class FlatPricer final : public LlmKernelPricer {
- public:
-  FlatPricer() {
-    memory_bytes_s = 1e12;
-    launch_s = 0;
-    peak_flops_s = 200e12;
-  }
-  double gemm_s(double m, double n, double k, double batch, bool) const override { return 2 * m * n * k * batch / 100e12; }
-};
-
-LlmNetwork net(double intra, double inter) {
-  LlmNetwork n;
-  n.devices_per_node = 8;
-  n.intra = Link{intra, 0};
-  n.inter = Link{inter, 0};
-  return n;
 }
 
 }  // namespace
