@@ -55,7 +55,7 @@ std::vector<Chart> compare_charts(const CompareResult& r) {
                               (row.bottleneck.empty() ? "" : ", bound by " + row.bottleneck),
                           row.option});
         } else {
-          notes.push_back("not drawn: " + label + ": " + (row.error.empty() ? "no value" : row.error));
+          notes.push_back("not drawn: " + label + ": " + (row.message().empty() ? "no value" : row.message()));
         }
       }
       if (bars.empty() && notes.empty()) continue;

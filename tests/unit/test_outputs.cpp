@@ -65,7 +65,7 @@ TEST_CASE("compare conclusion: cheapest and fastest per target, runner-up on oth
   cost::CompareRow syn = row("tpu_synthetic", "tpu_v2", 10, 0, 0, "mxu");
   syn.hours_to_target.reset();
   syn.cost_to_target_usd.reset();
-  syn.error = "synthetic data";
+  syn.note = "synthetic data";
   r.rows.push_back(syn);
   auto c = cost::conclude(r);
   REQUIRE(c.size() == 1);
