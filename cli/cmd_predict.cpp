@@ -46,7 +46,7 @@ void register_predict(CLI::App& app) {
                "model's tile, waves and wave/tile efficiency (analytical engine; docs/gpu_model.md)");
   cmd->add_option("--set", r->placement.overrides, "override a device YAML field, KEY=VALUE (repeatable)");
   cmd->add_option("--trace", r->trace_path,
-                  "write a Chrome/Perfetto trace-event JSON of one step (tpu_systemc: every core simulated, a track per unit, FLOPs and bytes)");
+                  "write a Chrome/Perfetto trace-event JSON of one step, gzipped for a .json.gz path (tpu_systemc: every core simulated, a track per unit; analytical: an estimated per-op timeline, compute/memory/communication tracks per device)");
   cmd->add_option("--vcd", r->vcd_path,
                   "write a VCD waveform (GTKWave) of the simulated steps: every core's unit busy flags and queue depths (tpu_systemc)");
   add_format_option(*cmd, *fmt, "table|json|csv", "table");

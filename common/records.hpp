@@ -17,7 +17,7 @@
 namespace xpusim {
 
 // Bumped when a field is renamed or removed or changes meaning (adding fields keeps it).
-inline constexpr int kOutputSchemaVersion = 1;
+inline constexpr int kOutputSchemaVersion = 2;
 
 // `body` (an object) with schema_version and xpusim_version added.
 nlohmann::json output_document(nlohmann::json body);

@@ -113,6 +113,34 @@ void frame(std::ostringstream& s, const SvgChart& c, double l, double t, double 
 }  // namespace
 
 
+// Splits `text` at spaces into lines of at most `width` characters (a longer word is cut).
+std::vector<std::string> wrap_words(const std::string& text, size_t width) {
+  std::vector<std::string> out;
+  std::string line, word;
+  auto put = [&](const std::string& w) {
+    if (!line.empty() && line.size() + 1 + w.size() > width) {
+      out.push_back(line);
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + w;
+    while (line.size() > width) {
+      out.push_back(line.substr(0, width));
+      line = line.substr(width);
+    }
+  };
+  for (char ch : text) {
+    if (ch == ' ') {
+      if (!word.empty()) put(word);
+      word.clear();
+    } else {
+      word += ch;
+    }
+  }
+  if (!word.empty()) put(word);
+  if (!line.empty() || out.empty()) out.push_back(line);
+  return out;
+}
+
 std::string palette_colour(size_t i) {
   static const char* p[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000"};
   return p[i % 8];
@@ -122,12 +150,14 @@ std::string svg_xy_chart(const SvgChart& chart, const std::vector<SvgSeries>& se
   if (series.size() > kMaxSeriesPerChart)
     throw InternalError("svg_xy_chart: " + std::to_string(series.size()) + " series in '" + chart.title +
                         "' (split_series first)");
-  // The legend sits right of the plot; widen the picture (not shrink the plot) for long labels.
+  // The legend sits right of the plot; widen the picture (not shrink the plot) for long labels,
+  // up to kMaxChartWidth (a 1,100 px window shows the whole chart); past that, labels wrap.
   size_t longest = 0;
   for (const auto& se : series) longest = std::max(longest, se.label.size());
   SvgChart c = chart;
   const double l = 70, t = 28, r = c.width - 170.0, b = c.height - 48.0;
-  c.width = std::max(c.width, static_cast<int>(r + 40 + 6.5 * static_cast<double>(longest)));
+  c.width = std::max(c.width, std::min(kMaxChartWidth, static_cast<int>(r + 40 + kLegendCharPx * static_cast<double>(longest))));
+  const size_t legend_chars = static_cast<size_t>(std::max(12.0, (c.width - (r + 30) - 8) / kLegendCharPx));
   double xmn = std::numeric_limits<double>::infinity(), xmx = -xmn, ymn = xmn, ymx = -xmn;
   auto ok = [&](double x, double y) { return std::isfinite(x) && std::isfinite(y) && (!c.log_x || x > 0) && (!c.log_y || y > 0); };
   auto why_not = [&](double x, double y) -> std::string {
@@ -212,11 +242,21 @@ std::string svg_xy_chart(const SvgChart& chart, const std::vector<SvgSeries>& se
         s << "<circle cx=\"" << f2(ax.map(pts[i].first)) << "\" cy=\"" << f2(ay.map(pts[i].second)) << "\" r=\"3.5\" fill=\""
           << (se.dashed ? "white" : se.colour) << "\" stroke=\"" << se.colour << "\"><title>" << xml_escape(tips[i])
           << "</title></circle>\n";
-    s << "<line x1=\"" << f2(r + 10) << "\" y1=\"" << f2(legend_y) << "\" x2=\"" << f2(r + 26) << "\" y2=\""
-      << f2(legend_y) << "\" stroke=\"" << se.colour << "\" stroke-width=\"2\""
-      << (se.dashed ? " stroke-dasharray=\"4 2\"" : "") << "/><text x=\"" << f2(r + 30) << "\" y=\"" << f2(legend_y + 4)
-      << "\">" << xml_escape(se.label) << "</text>\n</g>\n";
-    legend_y += 15;
+    // The legend's mark is the series' own: a line for a line, a dot for dots, both for both.
+    if (se.line)
+      s << "<line x1=\"" << f2(r + 10) << "\" y1=\"" << f2(legend_y) << "\" x2=\"" << f2(r + 26) << "\" y2=\""
+        << f2(legend_y) << "\" stroke=\"" << se.colour << "\" stroke-width=\"2\""
+        << (se.dashed ? " stroke-dasharray=\"4 2\"" : "") << "/>";
+    if (se.markers || !se.line)
+      s << "<circle class=\"legend-marker\" cx=\"" << f2(r + 18) << "\" cy=\"" << f2(legend_y) << "\" r=\"3.5\" fill=\""
+        << (se.dashed ? "white" : se.colour) << "\" stroke=\"" << se.colour << "\"><title>" << xml_escape(se.label)
+        << "</title></circle>";
+    const std::vector<std::string> lines = wrap_words(se.label, legend_chars);
+    s << "<text x=\"" << f2(r + 30) << "\" y=\"" << f2(legend_y + 4) << "\">";
+    for (size_t i = 0; i < lines.size(); ++i)
+      s << "<tspan x=\"" << f2(r + 30) << "\" dy=\"" << (i ? "13" : "0") << "\">" << xml_escape(lines[i]) << "</tspan>";
+    s << "</text>\n</g>\n";
+    legend_y += 15 + 13.0 * static_cast<double>(lines.size() - 1);
   }
   s << "</svg>\n";
   return s.str();

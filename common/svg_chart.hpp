@@ -14,6 +14,13 @@
 namespace xpusim {
 
 inline constexpr size_t kMaxSeriesPerChart = 8;  // one colour each: the palette has 8
+// Charts widen for long legend labels up to this many px (a 1,100 px window shows them
+// whole); longer labels wrap. kLegendCharPx: the width of one 11 px sans-serif character.
+inline constexpr int kMaxChartWidth = 1100;
+inline constexpr double kLegendCharPx = 6.5;
+
+// `text` split at spaces into lines of at most `width` characters (a longer word is cut).
+std::vector<std::string> wrap_words(const std::string& text, size_t width);
 
 // The colour of the i-th series or category (Okabe & Ito 2008, colour-blind friendly); the
 // palette repeats after 8, which is why a chart holds at most 8 series.

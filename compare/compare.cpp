@@ -60,6 +60,7 @@ nlohmann::json CompareRow::to_json() const {
   j["energy_kwh"] = opt_json(energy_kwh);
   j["breakeven_runs"] = opt_json(breakeven_runs);
   j["error"] = error.empty() ? nlohmann::json(nullptr) : nlohmann::json(error);
+  j["note"] = note.empty() ? nlohmann::json(nullptr) : nlohmann::json(note);
   return j;
 }
 
@@ -89,7 +90,7 @@ void price_row(const StudyOption& o, const StudyTarget* target, CompareRow& row)
   row.billed_hours = c.billed_hours;
   row.cost_to_target_usd = c.cost_usd;
   row.energy_kwh = c.energy_kwh;
-  if (row.error.empty()) row.error = c.error;
+  if (row.note.empty()) row.note = c.note;
 }
 
 CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress, const StudyRunControl& control) {
@@ -111,7 +112,8 @@ CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress
     std::optional<double> value;
     int64_t global_batch = 0;
     double tokens_per_sample = 0;  // token-wise sequence models
-    std::string error;
+    std::string error;  // the prediction or placement failed
+    std::string note;   // it ran, but gives no speed to cost (does not fit)
     std::string bottleneck;
     double power_w = 0;  // modelled (docs/power.md); 0 = none
     double compile_time_s = 0;  // the prediction's one-off graph build / compile (first epoch)
@@ -197,7 +199,7 @@ CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress
             // says why (issue 31).
             if (!rep.fits_in_memory) {
               tp.value.reset();
-              tp.error = "does not fit in device memory (" + fmt_sig(rep.memory_bytes / 1e9, 3) + " GB needed per device, " +
+              tp.note = "does not fit in device memory (" + fmt_sig(rep.memory_bytes / 1e9, 3) + " GB needed per device, " +
                          fmt_sig(rep.memory_capacity_bytes / 1e9, 3) + " GB available): not costed";
             }
             tp.compile_time_s = rep.compile_time_s;
@@ -216,6 +218,7 @@ CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress
       row.throughput_samples_per_s = tp.value;
       if (tp.value && tp.tokens_per_sample > 0) row.throughput_tokens_per_s = *tp.value * tp.tokens_per_sample;
       row.error = tp.error;
+      row.note = tp.note;
       row.bottleneck = tp.bottleneck;
       if (tp.power_w > 0) row.power_w = tp.power_w;
 

@@ -38,7 +38,13 @@ struct CompareRow {
   // throughput, or a device that states no power). Absent when no energy is computed.
   std::optional<double> power_w;
   std::string power_source;
-  std::string error;            // why fields are missing (prediction failed, target not reached, ...)
+  // One meaning each, as in sweep rows: `error` only when the row's prediction, measurement or
+  // placement failed; `note` why other fields are null (does not fit, synthetic data, no
+  // convergence curve, target not reached).
+  std::string error;
+  std::string note;
+  // What a reader is told about the row: the failure, else the note (empty: neither).
+  const std::string& message() const { return error.empty() ? note : error; }
   nlohmann::json to_json() const;
 };
 
@@ -58,7 +64,7 @@ using ThroughputFn = std::function<StepReport(const PredictRequest&)>;
 // Fills a row's price, samples/s per $/h and, given a target, epochs, hours, billed dollars and
 // energy to it, from the row's throughput_samples_per_s, global_batch and power_w (the
 // prediction's modelled power, when set on entry): cost_to_target (target_cost.hpp) on those,
-// copied into the row. A row that has an error keeps it.
+// copied into the row. A row that has a note keeps it.
 void price_row(const StudyOption& o, const StudyTarget* target, CompareRow& row);
 
 // Interrupt and resume. `stop` (set asynchronously, e.g. by SIGINT) ends the run after the

@@ -44,6 +44,7 @@ std::vector<Chart> compare_charts(const CompareResult& r) {
     for (size_t part = 0; part < std::max<size_t>(parts, 1); ++part) {
       std::vector<SvgBar> bars;
       std::vector<std::string> notes;
+      std::vector<std::pair<std::string, std::string>> not_drawn;  // reason, its rows
       for (const auto& row : r.rows) {
         size_t k = static_cast<size_t>(std::find(options.begin(), options.end(), row.option) - options.begin());
         if (k / kMaxSeriesPerChart != part) continue;
@@ -55,9 +56,15 @@ std::vector<Chart> compare_charts(const CompareResult& r) {
                               (row.bottleneck.empty() ? "" : ", bound by " + row.bottleneck),
                           row.option});
         } else {
-          notes.push_back("not drawn: " + label + ": " + (row.error.empty() ? "no value" : row.error));
+          // One line per reason, naming its rows: eight rows without a cost for one reason
+          // read as one note, not eight.
+          const std::string why = row.message().empty() ? "no value" : row.message();
+          auto it = std::find_if(not_drawn.begin(), not_drawn.end(), [&](const auto& x) { return x.first == why; });
+          if (it == not_drawn.end()) not_drawn.push_back({why, label});
+          else it->second += ", " + label;
         }
       }
+      for (const auto& [why, rows] : not_drawn) notes.push_back("not drawn (" + why + "): " + rows);
       if (bars.empty() && notes.empty()) continue;
       SvgChart c;
       c.title = r.study + ": " + m.title +

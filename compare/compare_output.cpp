@@ -78,10 +78,11 @@ void print_compare(std::ostream& os, const CompareResult& r, OutputFormat f, con
   std::vector<std::string> notes;
   std::vector<std::string> note_of(r.rows.size());
   for (size_t i = 0; i < r.rows.size(); ++i) {
-    if (r.rows[i].error.empty()) continue;
-    auto it = std::find(notes.begin(), notes.end(), r.rows[i].error);
+    const std::string& msg = r.rows[i].message();
+    if (msg.empty()) continue;
+    auto it = std::find(notes.begin(), notes.end(), msg);
     size_t k = static_cast<size_t>(it - notes.begin());
-    if (it == notes.end()) notes.push_back(r.rows[i].error);
+    if (it == notes.end()) notes.push_back(msg);
     note_of[i] = "[" + std::to_string(k + 1) + "]";
   }
   std::vector<Column> all = {

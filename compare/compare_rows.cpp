@@ -105,6 +105,7 @@ const std::vector<Column>& columns() {
       opt("breakeven_runs", &CompareRow::breakeven_runs),
       str("bottleneck", &CompareRow::bottleneck),
       str("error", &CompareRow::error),
+      str("note", &CompareRow::note),
   };
   return cols;
 }

@@ -88,7 +88,7 @@ std::vector<TargetConclusion> conclude(const CompareResult& r) {
     std::vector<std::string> why_order;
     for (int i : rows)
       if (!r.rows[i].cost_to_target_usd && !r.rows[i].hours_to_target) {
-        std::string e = r.rows[i].error.empty() ? "no price or time" : r.rows[i].error;
+        std::string e = r.rows[i].message().empty() ? "no price or time" : r.rows[i].message();
         if (!why_not.count(e)) why_order.push_back(e);
         ++why_not[e];
       }

@@ -90,7 +90,7 @@ CostResult evaluate_cost(const CostQuery& q, const PriceCatalog& pc, const Conve
   speed.samples_per_s = q.throughput_samples_per_s;
   speed.global_batch = q.global_batch;
   TargetCost tc = cost_to_target(o, &t, speed, pc, cat);
-  if (!tc.error.empty()) throw UserError(tc.error);
+  if (!tc.note.empty()) throw UserError(tc.note);
   CostResult r;
   r.curve = tc.curve;
   r.epochs = *tc.epochs;

@@ -15,7 +15,7 @@ TargetCost cost_to_target(const StudyOption& o, const StudyTarget* target, const
                           const PriceCatalog& prices, const ConvergenceCatalog& curves) {
   TargetCost c;
   auto fail = [&](const std::string& why) {
-    if (c.error.empty()) c.error = why;
+    if (c.note.empty()) c.note = why;
   };
   if (!o.offer.empty()) {
     c.usd_per_h = prices.usd_per_h(o.offer, o.tier);

@@ -36,12 +36,14 @@ struct TargetCost {
   std::string power_source;
   std::optional<double> energy_kwh;
   std::string curve;                     // the convergence curve used, if any
-  std::string error;                     // why a field is missing (no curve, not reached, synthetic data, ...)
+  // Why a field is missing (no curve, not reached, synthetic data, ...): a note on the row, not
+  // a failure (a row's `error` is kept for a prediction or placement that failed).
+  std::string note;
 };
 
 // An option without an offer gets no dollars; without a target (nullptr), price and power
 // only. Throws only for inputs a loaded study cannot hold (unknown offer or dataset, a
-// throughput <= 0); what a row can lack is said in `error`.
+// throughput <= 0); what a row can lack is said in `note`.
 TargetCost cost_to_target(const StudyOption& o, const StudyTarget* target, const OptionSpeed& speed,
                           const PriceCatalog& prices, const ConvergenceCatalog& curves);
 // The same with the configured catalogs (configs/pricing, configs/convergence).

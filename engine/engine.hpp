@@ -131,6 +131,9 @@ class Engine {
   // waveform (vcd_path). predict() refuses both, naming the field, for engines without one,
   // so a request is never silently ignored.
   virtual bool has_timeline() const { return false; }
+  // Whether run_step writes a trace (trace_path): every engine with a timeline, and the
+  // analytical engine's estimated per-op one (devices/analytical/trace.hpp) without a waveform.
+  virtual bool has_trace() const { return has_timeline(); }
   // Parses a device YAML of this engine, with KEY=VALUE overrides applied, into its spec.
   // Called once per (file, overrides) by predict(); YAML errors are UserError file:line: key.
   virtual std::shared_ptr<const DeviceConfig> load_device(const std::string& path,

@@ -28,6 +28,8 @@ ComposedStep StepComposer::compose(const OpGraph& g, const std::vector<PricedOp>
   const bool gather = options_.strategy == MultiDeviceStrategy::gather_on_first && plan_.dp > 1;
   ComposedStep s;
   s.collective_s.assign(ops.size(), 0.0);
+  s.start_s.assign(ops.size(), 0.0);
+  s.end_s.assign(ops.size(), 0.0);
   // Two in-order timelines: the compute stream runs ops in schedule order as soon as their
   // inputs are ready; the communication stream runs all-reduces as soon as their gradient is.
   std::vector<double> ready(static_cast<size_t>(g.num_tensors()), 0.0);
@@ -49,10 +51,13 @@ ComposedStep StepComposer::compose(const OpGraph& g, const std::vector<PricedOp>
       compute_free = std::max(compute_free, end - t) + stall;
       s.comm_stall_s += stall;
       s.collective_s[static_cast<size_t>(op)] = t;
+      s.start_s[static_cast<size_t>(op)] = end - t;
     } else {
-      end = std::max(compute_free, dep) + c.time_s;
+      s.start_s[static_cast<size_t>(op)] = std::max(compute_free, dep);
+      end = s.start_s[static_cast<size_t>(op)] + c.time_s;
       compute_free = end;
     }
+    s.end_s[static_cast<size_t>(op)] = end;
     for (int t : n.outputs) ready[static_cast<size_t>(t)] = end;
   }
   s.compute_end_s = compute_free;

@@ -41,6 +41,9 @@ struct ComposedStep {
   double comm_stall_s = 0;    // compute-stream seconds lost to collectives
   double weight_pull_s = 0;   // parameter server: weights pulled before the next step
   std::vector<double> collective_s;  // per op id: the collective's time (0 for compute ops)
+  // Per op id: when the op starts and ends on its stream (compute or communication), s from
+  // the step's start; what an estimated timeline (devices/analytical/trace.hpp) draws.
+  std::vector<double> start_s, end_s;
 
   // The devices' step: both streams drained and the weights pulled.
   double device_s() const { return std::max(compute_end_s, comm_end_s) + weight_pull_s; }

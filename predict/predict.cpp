@@ -181,12 +181,12 @@ StepReport run_prepared(const PredictRequest& r, const PreparedRequest& p, const
   req.threads = r.threads;
   req.trace_path = r.trace_path;
   req.vcd_path = r.vcd_path;
-  if (!p.engine->has_timeline()) {
-    const std::string why = "the " + p.engine->name() + " engine has no simulated timeline to record; " +
-                            "traces and waveforms come from the tpu_systemc engine (a TPU device)";
-    if (!r.trace_path.empty()) throw FieldError("trace", why);
-    if (!r.vcd_path.empty()) throw FieldError("vcd", why);
-  }
+  if (!p.engine->has_trace() && !r.trace_path.empty())
+    throw FieldError("trace", "the " + p.engine->name() + " engine has no timeline to record; traces come from the "
+                              "tpu_systemc engine (a TPU device) and the analytical engine (an estimated per-op one)");
+  if (!p.engine->has_timeline() && !r.vcd_path.empty())
+    throw FieldError("vcd", "the " + p.engine->name() + " engine has no simulated timeline to record; waveforms come "
+                            "from the tpu_systemc engine (a TPU device)");
   req.progress = r.progress;
   // The host and framework side of the step, once for every engine (host_pass.hpp): the
   // input pipeline's time before the step, the rest around the engine's device step.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <regex>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -33,6 +34,45 @@ std::string one_line(std::string s) {
   return s;
 }
 
+// JSONL types a request value by its text: an integer literal is an integer, another JSON
+// number literal a double, true/false a boolean, empty null, anything else a string. The
+// column's text is canonical (canonical_value) so that the typed value reads back to it.
+nlohmann::ordered_json typed_value(const std::string& v) {
+  static const std::regex integer("-?(0|[1-9][0-9]{0,17})");
+  static const std::regex number("-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][+-]?[0-9]+)?");
+  if (v.empty()) return nullptr;
+  if (v == "true" || v == "false") return v == "true";
+  if (std::regex_match(v, integer)) return std::stoll(v);
+  if (std::regex_match(v, number)) {
+    const double d = std::strtod(v.c_str(), nullptr);
+    if (std::isfinite(d)) return d;
+  }
+  return v;
+}
+
+// The text a typed JSON value stands for (the inverse of typed_value on canonical texts).
+std::string value_text(const nlohmann::json& j) {
+  if (j.is_null()) return "";
+  if (j.is_boolean()) return j.get<bool>() ? "true" : "false";
+  if (j.is_number_integer()) return std::to_string(j.get<long long>());
+  if (j.is_number_unsigned()) return std::to_string(j.get<unsigned long long>());
+  if (j.is_number_float()) return fmt_num(j.get<double>());
+  return j.get<std::string>();
+}
+
+nlohmann::ordered_json text_or_null(const std::string& v) {
+  return v.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v);
+}
+
+}  // namespace
+
+std::string canonical_value(const std::string& v) {
+  const nlohmann::ordered_json j = typed_value(v);
+  return j.is_number_float() ? fmt_num(j.get<double>()) : v;
+}
+
+namespace {
+
 // The value of each column for a point: fixed first, then axes (later wins).
 std::vector<std::string> request_values(const SweepSpec& s, const Point& p) {
   std::map<std::string, std::string> eff;
@@ -40,7 +80,7 @@ std::vector<std::string> request_values(const SweepSpec& s, const Point& p) {
   for (size_t a = 0; a < s.axes.size(); ++a)
     for (const auto& [k, v] : s.axes[a].values[p.choice[a]]) eff[k] = v;
   std::vector<std::string> out;
-  for (const auto& c : s.columns) out.push_back(eff.count(c) ? eff[c] : "");
+  for (const auto& c : s.columns) out.push_back(eff.count(c) ? canonical_value(eff[c]) : "");
   return out;
 }
 
@@ -81,9 +121,9 @@ PointResult Evaluator::evaluate(const SweepSpec& s, const Point& p) {
     }
     if (rep.step_time_s > 0) r.values["step_time_s"] = rep.step_time_s;
     if (rep.throughput_samples_per_s > 0) r.values["throughput_samples_per_s"] = rep.throughput_samples_per_s;
-    if (rep.power_w > 0) r.values["modelled_power_w"] = rep.power_w;
-    if (rep.throughput_samples_per_s > 0 && (!req.offer.empty() || s.target)) {
-      // Priced by the cost function `xpusim compare` prices a study row with.
+    if (rep.throughput_samples_per_s > 0) {
+      // Priced by the cost function `xpusim compare` prices a study row with; without an offer
+      // or a target it gives the power alone (the option's, else the modelled, else none).
       cost::StudyOption o;
       o.placement = req.predict.placement;
       o.precision = request_precision(req.predict);
@@ -108,8 +148,10 @@ PointResult Evaluator::evaluate(const SweepSpec& s, const Point& p) {
       put("epochs_to_target", c.epochs);
       put("hours_to_target", c.hours);
       put("cost_to_target_usd", c.cost_usd);
+      put("power_w", c.power_w);
       put("energy_kwh", c.energy_kwh);
-      r.note = c.error;
+      r.power_source = c.power_source;
+      r.note = c.note;
     }
     for (const auto& b : s.bounds) {
       auto it = r.values.find(b.field);
@@ -126,9 +168,10 @@ PointResult Evaluator::evaluate(const SweepSpec& s, const Point& p) {
     }
   } catch (const std::exception& e) {
     r.status = "error";
-    r.note = e.what();
+    r.error = e.what();
   }
   r.note = one_line(r.note);
+  r.error = one_line(r.error);
   return r;
 }
 
@@ -140,7 +183,9 @@ std::vector<std::string> row_columns(const SweepSpec& s) {
   for (const auto& f : result_fields()) c.push_back(f.key);
   c.push_back("fits_in_memory");
   c.push_back("bottleneck");
+  c.push_back("power_source");
   c.push_back("note");
+  c.push_back("error");
   return c;
 }
 
@@ -160,14 +205,15 @@ std::string format_row(const SweepSpec& s, const PointResult& r, RowFormat f) {
       auto it = r.values.find(fd.key);
       line += "," + (it == r.values.end() ? std::string() : fmt_num(it->second));
     }
-    line += "," + fits + "," + csv_escape(r.bottleneck) + "," + csv_escape(one_line(r.note));
+    line += "," + fits + "," + csv_escape(r.bottleneck) + "," + csv_escape(r.power_source) + "," +
+            csv_escape(one_line(r.note)) + "," + csv_escape(one_line(r.error));
     return line;
   }
   nlohmann::ordered_json j;
   j["point"] = r.point;
-  for (size_t i = 0; i < s.columns.size(); ++i) j[s.columns[i]] = r.request[i];
+  for (size_t i = 0; i < s.columns.size(); ++i) j[s.columns[i]] = typed_value(r.request[i]);
   j["status"] = r.status;
-  j["engine"] = r.engine;
+  j["engine"] = text_or_null(r.engine);
   for (const auto& fd : result_fields()) {
     auto it = r.values.find(fd.key);
     if (it == r.values.end()) {
@@ -180,8 +226,10 @@ std::string format_row(const SweepSpec& s, const PointResult& r, RowFormat f) {
     }
   }
   j["fits_in_memory"] = r.fits_in_memory ? nlohmann::ordered_json(*r.fits_in_memory) : nlohmann::ordered_json(nullptr);
-  j["bottleneck"] = r.bottleneck;
-  j["note"] = one_line(r.note);
+  j["bottleneck"] = text_or_null(r.bottleneck);
+  j["power_source"] = text_or_null(r.power_source);
+  j["note"] = text_or_null(one_line(r.note));
+  j["error"] = text_or_null(one_line(r.error));
   return j.dump();
 }
 
@@ -220,20 +268,24 @@ PointResult parse_row(const SweepSpec& s, const std::string& line, RowFormat f, 
       throw UserError(where + ": fits_in_memory: '" + fits + "' is not true, false or empty");
     if (!fits.empty()) r.fits_in_memory = fits == "true";
     r.bottleneck = c[i++];
+    r.power_source = c[i++];
     r.note = c[i++];
+    r.error = c[i++];
   } else {
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(line);
       r.point = j.at("point").get<long long>();
-      for (const auto& col : s.columns) r.request.push_back(j.at(col).get<std::string>());
+      for (const auto& col : s.columns) r.request.push_back(value_text(j.at(col)));
       r.status = j.at("status").get<std::string>();
-      r.engine = j.at("engine").get<std::string>();
+      r.engine = value_text(j.at("engine"));
       for (const auto& fd : fields)
         if (!j.at(fd.key).is_null()) r.values[fd.key] = j.at(fd.key).get<double>();
       if (!j.at("fits_in_memory").is_null()) r.fits_in_memory = j.at("fits_in_memory").get<bool>();
-      r.bottleneck = j.at("bottleneck").get<std::string>();
-      r.note = j.at("note").get<std::string>();
+      r.bottleneck = value_text(j.at("bottleneck"));
+      r.power_source = value_text(j.at("power_source"));
+      r.note = value_text(j.at("note"));
+      r.error = value_text(j.at("error"));
     } catch (const nlohmann::json::exception& e) {
       throw UserError(where + ": not a row of this sweep (" + std::string(e.what()) + ")");
     }
@@ -371,9 +423,9 @@ void print_summary(std::ostream& os, const SweepSpec& s, const std::vector<Point
 std::string summary_chart_svg(const SweepSpec& s, const std::vector<PointResult>& rows, const Summary& sum) {
   const bool two = s.objectives.size() >= 2;
   const Objective& oy = two ? s.objectives[1] : s.objectives[0];
-  auto label = [](const std::string& key) {
+  auto label = [](const std::string& key) {  // in words with the unit; the field name in the tooltip
     const ResultField* f = find_result_field(key);
-    return key + " (" + (f ? f->description : "") + ")";
+    return f ? f->title : key;
   };
   auto xy = [&](const PointResult& r) {
     return std::make_pair(two ? r.values.at(s.objectives[0].field) : double(r.point), r.values.at(oy.field));
@@ -436,7 +488,7 @@ std::string summary_chart_svg(const SweepSpec& s, const std::vector<PointResult>
 
   SvgChart c;
   c.title = s.name + ": " + std::to_string(sum.ok) + " feasible of " + std::to_string(sum.points) + " points";
-  c.x_label = two ? label(s.objectives[0].field) : "point";
+  c.x_label = two ? label(s.objectives[0].field) : "point (index in the sweep)";
   c.y_label = label(oy.field);
   auto wide = [&](bool x) {
     double lo = std::numeric_limits<double>::infinity(), hi = 0;

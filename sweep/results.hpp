@@ -22,7 +22,10 @@ struct PointResult {
   long long point = 0;
   std::vector<std::string> request;        // one value per SweepSpec::columns
   std::string status;                      // ok | infeasible | error
-  std::string engine, bottleneck, note;
+  std::string engine, bottleneck;
+  std::string power_source;                // modelled | option | offer (as compare's rows); empty: no power
+  std::string note;                        // why a point is infeasible, or why a cost field is null
+  std::string error;                       // status=error only: why the point failed
   std::optional<bool> fits_in_memory;
   std::map<std::string, double> values;    // result_fields() present for this point
 };
@@ -33,17 +36,22 @@ struct PointResult {
 class Evaluator {
  public:
   Evaluator();
-  // Never throws for a bad point: its failure becomes status=error with the message as note.
+  // Never throws for a bad point: its failure becomes status=error with the message as error.
   PointResult evaluate(const SweepSpec& s, const Point& p);
  private:
   std::function<StepReport(const PredictRequest&)> predict_;
 };
 
+// The text a request value is written and compared as: a number literal in the shortest form
+// that reads back to the same double ("0.10" -> "0.1"), anything else as it is.
+std::string canonical_value(const std::string& v);
+
 // Column names of a row file: point, request fields, status, engine, result fields,
-// fits_in_memory, bottleneck, note.
+// fits_in_memory, bottleneck, power_source, note, error.
 std::vector<std::string> row_columns(const SweepSpec& s);
 std::string csv_header(const SweepSpec& s);
-// One line without its newline; notes lose their newlines so a row is always one line.
+// One line without its newline; notes lose their newlines so a row is always one line. JSONL
+// is typed: numbers (request values included) as numbers, true/false as booleans, empty as null.
 std::string format_row(const SweepSpec& s, const PointResult& r, RowFormat f);
 // Parses a line written by format_row. UserError "where: ..." when it is not one.
 PointResult parse_row(const SweepSpec& s, const std::string& line, RowFormat f, const std::string& where);

@@ -418,6 +418,8 @@ void verify_resumed_rows(const SweepSpec& s, const std::vector<Point>& points, c
     // Notes may quote a path as this invocation spelled it: status and numbers must match.
     again.note.clear();
     kept.note.clear();
+    again.error.clear();
+    kept.error.clear();
     const std::string want = format_row(s, again, o.format), got = format_row(s, kept, o.format);
     if (want != got)
       throw UserError(o.output + ":" + std::to_string(i + (o.format == RowFormat::csv ? 2 : 1)) + ": point " +
@@ -469,7 +471,7 @@ RunStats run_sweep(const SweepSpec& s, const RunOptions& o) {
         for (size_t a = 0; a < s.axes.size(); ++a)
           for (const auto& [k, v] : s.axes[a].values[p.choice[a]]) eff[k] = v;
         for (size_t c = 0; c < s.columns.size(); ++c)
-          if (r.request[c] != eff[s.columns[c]])
+          if (r.request[c] != canonical_value(eff[s.columns[c]]))
             throw UserError(where + ": point " + std::to_string(r.point) + " has " + s.columns[c] + "=" + r.request[c] +
                             ", but this sweep's point " + std::to_string(r.point) + " has " + s.columns[c] + "=" +
                             eff[s.columns[c]] + "; write to another file or run without resume");

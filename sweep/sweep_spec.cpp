@@ -67,7 +67,9 @@ const std::vector<AxisField>& axis_fields() {
       {"offer", "price offer id (configs/pricing/: catalog/name)", false,
        [](PointRequest& r, const std::string& v) { r.offer = v; }},
       {"pricing", cost::tier_choices(), false, [](PointRequest& r, const std::string& v) { r.pricing = v; }},
-      {"power_w", "W, power while training (default: the modelled power, else the offer's)", false,
+      // The input is named apart from the result field power_w (the power the energy used, as in
+      // compare's rows), so a row has one column of each.
+      {"option_power_w", "W, power while training, as a study option's power_w (default: the modelled power, else the offer's)", false,
        [](PointRequest& r, const std::string& v) {
          double w = 0;
          try {
@@ -75,10 +77,10 @@ const std::vector<AxisField>& axis_fields() {
            w = std::stod(v, &used);
            if (used != v.size()) throw std::invalid_argument(v);
          } catch (const std::exception&) {
-           throw FieldError("power_w", "'" + v + "' is not a number");
+           throw FieldError("option_power_w", "'" + v + "' is not a number");
          }
          // A negative or NaN power made energy and kWh cost negative or NaN without a word.
-         if (!(w > 0 && w <= 1e7)) throw FieldError("power_w", "'" + v + "' is not a power in (0, 1e7] W");
+         if (!(w > 0 && w <= 1e7)) throw FieldError("option_power_w", "'" + v + "' is not a power in (0, 1e7] W");
          r.power_w = w;
        }},
   };
@@ -109,17 +111,18 @@ const char* sampling_name(Sampling s) {
 
 const std::vector<ResultField>& result_fields() {
   static const std::vector<ResultField> fields = {
-      {"step_time_s", false, "s, one training step"},
-      {"throughput_samples_per_s", true, "samples/s, whole job"},
-      {"global_batch", true, "samples per step, all devices"},
-      {"memory_bytes", false, "bytes per device"},
-      {"price_usd_per_h", false, "USD/h of the offer"},
-      {"samples_per_s_per_usd_per_h", true, "samples/s per USD/h"},
-      {"epochs_to_target", false, "epochs"},
-      {"hours_to_target", false, "h of training to the target"},
-      {"cost_to_target_usd", false, "USD billed to the target"},
-      {"modelled_power_w", false, "W, modelled average power of the placement (docs/power.md)"},
-      {"energy_kwh", false, "kWh to the target"},
+      {"step_time_s", false, "s, one training step", "step time (s)"},
+      {"throughput_samples_per_s", true, "samples/s, whole job", "throughput (samples/s)"},
+      {"global_batch", true, "samples per step, all devices", "global batch (samples)"},
+      {"memory_bytes", false, "bytes per device", "memory per device (bytes)"},
+      {"price_usd_per_h", false, "USD/h of the offer", "price (USD/h)"},
+      {"samples_per_s_per_usd_per_h", true, "samples/s per USD/h", "throughput per price ((samples/s) per USD/h)"},
+      {"epochs_to_target", false, "epochs", "epochs to the target (epochs)"},
+      {"hours_to_target", false, "h of training to the target", "time to the target (h)"},
+      {"cost_to_target_usd", false, "USD billed to the target", "cost to the target (USD)"},
+      {"power_w", false, "W, power the energy uses: option_power_w, else the modelled power (docs/power.md), else the offer's",
+       "power (W)"},
+      {"energy_kwh", false, "kWh to the target", "energy to the target (kWh)"},
   };
   return fields;
 }

@@ -59,6 +59,7 @@ struct ResultField {
   std::string key;
   bool maximize;            // the natural direction of an objective on it
   std::string description;  // with the unit
+  std::string title;        // axis title in words, with the unit in parentheses
 };
 const std::vector<ResultField>& result_fields();
 const ResultField* find_result_field(const std::string& key);

@@ -9,6 +9,7 @@
 #include "devices/analytical/memory.hpp"
 #include "devices/analytical/op_cost.hpp"
 #include "devices/analytical/rates.hpp"
+#include "devices/analytical/trace.hpp"
 #include "engine/platform_spec.hpp"
 #include "parallel/step_composer.hpp"
 
@@ -74,10 +75,10 @@ void AnalyticalEngine::check_placement(ResolvedPlacement& p) const {
 
 StepReport AnalyticalEngine::run_step(const StepRequest& req) {
   if (!req.graph) throw InternalError("analytical: StepRequest without a graph");
-  // The roofline model has no op timeline: a trace request must fail, not be ignored.
-  if (!req.trace_path.empty())
-    throw FieldError("trace", "the analytical engine predicts whole-op times without a timeline; traces come from "
-                              "the tpu_systemc engine (a TPU device)");
+  // No waveform: the roofline model has no units with signals to record.
+  if (!req.vcd_path.empty())
+    throw FieldError("vcd", "the analytical engine has no simulated units to record as a waveform; waveforms come "
+                            "from the tpu_systemc engine (a TPU device)");
   const OpGraph& g = *req.graph;
   const DeviceSpec& d = req.placement.device_as<DeviceSpec>();
   const SystemSpec& sys = *req.placement.system;
@@ -113,6 +114,9 @@ StepReport AnalyticalEngine::run_step(const StepRequest& req) {
                                       d.allreduce_efficiency),
       co);
   const parallel::ComposedStep step = composer.compose(g, priced);
+  if (!req.trace_path.empty())
+    write_trace(req.trace_path, g, costs, step,
+                TraceInfo{d.name, sys.name, req.model, precision_name(g.precision), replicas, step.device_s()});
 
   double t_compute_bound = 0, t_memory_bound = 0, t_overhead = 0;
   double flops = 0, bytes = 0, compute_busy = 0, memory_busy = 0;

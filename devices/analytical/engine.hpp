@@ -13,6 +13,7 @@ namespace xpusim::analytical {
 class AnalyticalEngine final : public Engine {
  public:
   std::string name() const override { return "analytical"; }
+  bool has_trace() const override { return true; }  // estimated per-op timeline (trace.hpp)
   std::string description() const override;
   Availability availability() const override { return {true, true, ""}; }
   std::shared_ptr<const DeviceConfig> load_device(const std::string& path,

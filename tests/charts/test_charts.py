@@ -103,11 +103,44 @@ def structure(out):
     for c in charts:
         check_chart(c, "compare.svg")
     text = open(svg, encoding="utf-8").read()
-    if "not drawn:" not in text:
+    if "not drawn (" not in text:
         fail("compare.svg: rows without a bar are not explained")
+    # Each reason once per chart, naming its rows (not one line per row).
+    for c in charts:
+        reasons = [re.match(r"not drawn \((.*?)\):", "".join(t.itertext())) for t in c.iter(SVG_NS + "text")]
+        reasons = [m.group(1) for m in reasons if m]
+        if len(reasons) != len(set(reasons)):
+            fail(f"compare.svg: a 'not drawn' reason repeats in one chart: {reasons}")
+    sweep_chart(out)
     if "n/a" in text:
         fail("compare.svg: unexplained n/a")
     print(f"structure ok: {len(blocks)} report charts, {len(charts)} compare charts")
+
+
+def sweep_chart(out):
+    """The sweep chart fits a 1,100 px window (legend included), its axis titles are words with
+    units (not field names), and each legend mark matches its series: a dot for dots, a line
+    for a line."""
+    path = os.path.join(out, "sweep.svg")
+    run(["sweep", os.path.join(SRC, "tests", "sweep", "small.yaml"), "-o", os.path.join(out, "sweep.csv"),
+         "--chart", path])
+    root = ET.parse(path).getroot()
+    check_chart(root, "sweep.svg")
+    if int(float(root.get("width"))) > 1100:
+        fail(f"sweep.svg: {root.get('width')} px wide, over 1,100")
+    for e in root.iter(SVG_NS + "text"):
+        if e.get("class") in ("x-label", "y-label") and "_" in "".join(e.itertext()):
+            fail(f"sweep.svg: axis title is a field name: {''.join(e.itertext())}")
+    for g in root.iter(SVG_NS + "g"):
+        if g.get("class") != "series":
+            continue
+        has_line = g.find(SVG_NS + "polyline") is not None
+        has_dots = any(c.get("class") != "legend-marker" for c in g.iter(SVG_NS + "circle"))
+        legend_line = any(l.get("x2") is not None for l in g.iter(SVG_NS + "line"))
+        legend_dot = any(c.get("class") == "legend-marker" for c in g.iter(SVG_NS + "circle"))
+        if has_line != legend_line or has_dots != legend_dot:
+            fail(f"sweep.svg: legend of '{g.get('data-label')}' (line {legend_line}, dot {legend_dot}) does not match "
+                 f"its marks (line {has_line}, dots {has_dots})")
 
 
 def screenshot(out):

@@ -18,6 +18,8 @@ row p5_spot '.price_usd_per_h == 17.6289' "$tmp/today.json" || fail "p5 spot pri
 row p4d_spot '.price_usd_per_h == 2.4655' "$tmp/today.json" || fail "p4d spot price"
 row lambda_8x_h100 '.price_usd_per_h == 31.92' "$tmp/today.json" || fail "Lambda price"
 row nebius_8x_h100_spot '.price_usd_per_h == 10' "$tmp/today.json" || fail "Nebius spot price"
+row azure_nd_h100_v5 '.price_usd_per_h == 98.32' "$tmp/today.json" || fail "Azure ND H100 v5 on-demand price"
+row azure_nd_a100_v4_spot '.price_usd_per_h == 2.99167' "$tmp/today.json" || fail "Azure ND A100 v4 spot price"
 jq -e '[.rows[] | select(.cost_to_target_usd == null or .cost_to_target_usd <= 0 or .error != null)] | length == 0' \
   "$tmp/today.json" >/dev/null || fail "a row without a cost: $(jq -c '.rows[] | {option, cost_to_target_usd, error}' "$tmp/today.json")"
 # Same placement and throughput: spot / on-demand cost = spot / on-demand price.

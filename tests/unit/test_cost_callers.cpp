@@ -47,7 +47,7 @@ TEST_CASE("cost: compare, sweep and validate give the same dollars for the same 
     cost::CompareResult cmp = cost::run_study(study);
     REQUIRE(cmp.rows.size() == 1);
     const cost::CompareRow& row = cmp.rows[0];
-    INFO(row.error);
+    INFO(row.message());
     REQUIRE(row.throughput_samples_per_s);
     REQUIRE(row.cost_to_target_usd);
     REQUIRE(row.hours_to_target);
@@ -62,7 +62,7 @@ TEST_CASE("cost: compare, sweep and validate give the same dollars for the same 
                  "objectives: [cost_to_target_usd]\n"));
     sweep::Evaluator ev;
     sweep::PointResult pt = ev.evaluate(sw, sweep::make_points(sw).at(0));
-    INFO(pt.note);
+    INFO(pt.note << pt.error);
     REQUIRE(pt.status == "ok");
     CHECK(pt.values.at("throughput_samples_per_s") == *row.throughput_samples_per_s);
     CHECK(pt.values.at("cost_to_target_usd") == *row.cost_to_target_usd);

@@ -342,7 +342,9 @@ TEST_CASE("compare: an option that does not fit is neither costed nor headlined 
   CHECK_FALSE(oom.hours_to_target.has_value());
   CHECK_FALSE(oom.cost_to_target_usd.has_value());
   CHECK_FALSE(oom.energy_kwh.has_value());
-  CHECK_THAT(oom.error, Catch::Contains("does not fit in device memory (20.0 GB needed per device, 16.0 GB available)"));
+  // Not fitting is a result, not a failure: the row says so in `note`, `error` stays empty.
+  CHECK_THAT(oom.note, Catch::Contains("does not fit in device memory (20.0 GB needed per device, 16.0 GB available)"));
+  CHECK(oom.error.empty());
   CHECK(r.rows[0].cost_to_target_usd.has_value());
   auto cs = conclude(r);
   REQUIRE(cs.size() == 1);

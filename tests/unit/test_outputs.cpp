@@ -65,7 +65,7 @@ TEST_CASE("compare conclusion: cheapest and fastest per target, runner-up on oth
   cost::CompareRow syn = row("tpu_synthetic", "tpu_v2", 10, 0, 0, "mxu");
   syn.hours_to_target.reset();
   syn.cost_to_target_usd.reset();
-  syn.error = "synthetic data";
+  syn.note = "synthetic data";
   r.rows.push_back(syn);
   auto c = cost::conclude(r);
   REQUIRE(c.size() == 1);
@@ -120,4 +120,31 @@ TEST_CASE("charts: viewBox, tooltips, not-drawn points with reasons, at most 8 s
   REQUIRE(parts.size() == 2);
   CHECK(parts[0].size() == 8);
   CHECK(parts[1].size() == 1);
+}
+
+TEST_CASE("charts: legends fit 1,100 px and show the series' own mark (issue 36)", "[output]") {
+  CHECK(wrap_words("device=tpu_v2 count=8 precision=bf16", 20) ==
+        std::vector<std::string>{"device=tpu_v2", "count=8", "precision=bf16"});
+  CHECK(wrap_words("abcdefghij", 4) == std::vector<std::string>{"abcd", "efgh", "ij"});
+  CHECK(wrap_words("", 10) == std::vector<std::string>{""});
+  SvgChart c;
+  c.title = "t";
+  c.x_label = "x (s)";
+  c.y_label = "y (s)";
+  c.width = 760;
+  SvgSeries dots{std::string(200, 'a'), palette_colour(0), {{1, 1}, {2, 2}}, {}};
+  SvgSeries line{"front", palette_colour(1), {{1, 1}, {2, 2}}, {}};
+  line.line = true;
+  line.markers = false;
+  const std::string svg = svg_xy_chart(c, {dots, line});
+  CHECK(svg.find("width=\"1100\"") != std::string::npos);  // widened to the cap, not past it
+  CHECK(svg.find("<tspan") != std::string::npos);            // the long label wrapped
+  // The dots' legend is a dot (no legend line); the line's legend is a line (no dot).
+  const size_t g2 = svg.find("data-label=\"front\"");
+  REQUIRE(g2 != std::string::npos);
+  const std::string first = svg.substr(0, g2), second = svg.substr(g2);
+  CHECK(first.find("legend-marker") != std::string::npos);
+  CHECK(first.find("stroke-width=\"2\"") == std::string::npos);
+  CHECK(second.find("legend-marker") == std::string::npos);
+  CHECK(second.find("stroke-width=\"2\"") != std::string::npos);
 }

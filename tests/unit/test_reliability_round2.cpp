@@ -151,7 +151,7 @@ TEST_CASE("sweep: tampered values and oversized grids are refused before any poi
   };
   CHECK_THAT(err("nan", base + "constraints:\n  max: {step_time_s: .nan}\n"),
              Contains("constraints.max.step_time_s: expected a finite number, not .nan"));
-  CHECK_THAT(err("power", base + "  power_w: [300, -5]\n"), Contains("power_w: '-5' is not a power in (0, 1e7] W"));
+  CHECK_THAT(err("power", base + "  option_power_w: [300, -5]\n"), Contains("option_power_w: '-5' is not a power in (0, 1e7] W"));
   CHECK_THAT(err("epochs", base + "target: {dataset: imagenet, epochs: 1e300}\n"),
              Contains("target.epochs: must be in [0, 1e6]"));
   CHECK_THAT(err("twice", base + "  model: [alexnet, resnet50]\n"),

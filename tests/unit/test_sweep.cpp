@@ -10,6 +10,8 @@
 #include <map>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "common/config_paths.hpp"
 #include "common/error.hpp"
 #include "sweep/points.hpp"
@@ -219,6 +221,38 @@ TEST_CASE("sweep: rows read back as written (CSV and JSONL)", "[sweep]") {
     CHECK(format_row(s, b, f) == line);
   }
   CHECK_THROWS_AS(parse_row(s, "1,2,3", RowFormat::csv, "x:2"), UserError);
+}
+
+TEST_CASE("sweep: JSONL rows are typed, error and note apart (issue 36)", "[sweep]") {
+  SweepSpec s = load_sweep(write_yaml("typed", kBase));
+  PointResult r;
+  r.point = 1;
+  r.request = {"v100_sxm2_16gb", "alexnet", "fp32", "4", "32"};
+  r.status = "error";
+  r.error = "count: too many";
+  const nlohmann::json j = nlohmann::json::parse(format_row(s, r, RowFormat::jsonl));
+  CHECK(j.at("count").is_number_integer());
+  CHECK(j.at("count").get<int>() == 4);
+  CHECK(j.at("batch").get<int>() == 32);
+  CHECK(j.at("device") == "v100_sxm2_16gb");
+  CHECK(j.at("engine").is_null());  // empty: null, not ""
+  CHECK(j.at("note").is_null());
+  CHECK(j.at("error") == "count: too many");
+  CHECK(j.at("power_w").is_null());
+  CHECK(j.at("power_source").is_null());
+  CHECK_FALSE(j.contains("modelled_power_w"));
+  for (auto f : {RowFormat::csv, RowFormat::jsonl}) {
+    PointResult b = parse_row(s, format_row(s, r, f), f, "x:1");
+    CHECK(b.request == r.request);
+    CHECK(b.error == r.error);
+    CHECK(b.note.empty());
+  }
+  // Number texts are compared and written in one form: "0.10" and "1e3" are 0.1 and 1000.
+  CHECK(canonical_value("0.10") == "0.1");
+  CHECK(canonical_value("1e3") == "1000");
+  CHECK(canonical_value("64") == "64");
+  CHECK(canonical_value("fp32") == "fp32");
+  CHECK(canonical_value("007") == "007");  // not a JSON number: text
 }
 
 namespace {

@@ -182,14 +182,21 @@ TEST_CASE("a waveform is refused after the process's first simulation, naming th
   }
 }
 
-TEST_CASE("engines without a timeline refuse traces and waveforms", "[tpu][engine]") {
+TEST_CASE("engines without a timeline refuse waveforms, the analytical one writes an estimated trace", "[tpu][engine]") {
   PredictRequest r;
   r.model = "mnist_mlp";
   r.batch_per_device = 8;
   r.placement.device = "p100_sxm2";  // analytical
-  r.trace_path = "never_written.json";
-  CHECK_THROWS_MATCHES(predict(r), FieldError, Catch::Predicate<FieldError>([](const FieldError& e) { return e.field() == "trace"; }));
+  // Since issue 36 the analytical engine writes its estimated per-op timeline (trace.hpp)...
+  const std::string trace = (std::filesystem::temp_directory_path() / "xpusim_analytical_trace_unit.json").string();
+  r.trace_path = trace;
+  const StepReport traced = predict(r);
+  REQUIRE(std::filesystem::exists(trace));
+  CHECK(std::filesystem::file_size(trace) > 1000);
+  std::filesystem::remove(trace);
   r.trace_path.clear();
+  CHECK(predict(r).step_time_s == traced.step_time_s);  // the trace does not change the prediction
+  // ...but has no units to record as a waveform.
   r.vcd_path = "never_written.vcd";
   CHECK_THROWS_MATCHES(predict(r), FieldError, Catch::Predicate<FieldError>([](const FieldError& e) { return e.field() == "vcd"; }));
   CHECK_FALSE(std::filesystem::exists("never_written.vcd"));
