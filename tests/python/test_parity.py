@@ -67,6 +67,22 @@ class ParityTest(unittest.TestCase):
         self.assertEqual(py["total_cycles"], sum(l["cycles"] for l in py["layers"]))
 
 
+    def test_sweep_summary_equals_cli(self):
+        import tempfile
+        src = os.environ.get("XPUSIM_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+        small = os.path.join(src, "tests", "sweep", "small.yaml")
+        with tempfile.TemporaryDirectory() as d:
+            py = xpusim.sweep(small, os.path.join(d, "py.jsonl"))
+            cli = cli_json("sweep", small, "-o", os.path.join(d, "cli.jsonl"), "--summary", "json")
+            self.assertEqual(py, cli)
+            with open(os.path.join(d, "py.jsonl")) as a, open(os.path.join(d, "cli.jsonl")) as b:
+                self.assertEqual(a.read(), b.read())
+        self.assertEqual(py["points"], 24)
+        with self.assertRaises(xpusim.FieldError) as cm:
+            xpusim.sweep(small, "rows.txt")
+        self.assertEqual(cm.exception.field, "output")
+
+
 class ErrorTest(unittest.TestCase):
     def test_misspelt_keyword_did_you_mean(self):
         with self.assertRaises(TypeError) as cm:
