@@ -50,6 +50,7 @@ setup(
     version=project_version(),
     description="Accelerator simulator and cost model for ML training",
     packages=["xpusim"],
+    package_data={"xpusim": ["__init__.pyi", "py.typed"]},  # the type stub (PEP 561)
     python_requires=">=3.9",
     cmdclass={"build_py": BuildWithCMake},
     distclass=BinaryDistribution,

@@ -1,14 +1,19 @@
 """xpusim: accelerator simulator and cost model for ML training (Python front end).
 
 The compiled module (xpusim._core, pybind11, python/module.cpp) makes the same library calls as
-the CLI; this file adds what is easier in Python: finding the installed configs, and the tables
-of compare()/validate() as pandas DataFrames.
+the CLI; this file adds what is easier in Python: finding the installed configs, keyword
+checks with a did-you-mean, docstrings with units, and the tables of compare()/validate() as
+pandas DataFrames.
 
 Results carry the field names of the CLI's `--format json` documents (docs/outputs.md),
-schema_version and xpusim_version included:
+schema_version and xpusim_version included (plan() prints as the CLI's plan, without them):
   predict(...)            dict, the document of `xpusim predict --format json`
   graph(..., ops=False)   dict, the document of `xpusim graph --totals --format json`
                           (ops=True: `xpusim graph --format json`, the forward ops; train=True: every op)
+  plan(...)               dict, the document of `xpusim plan --format json`
+  list(kind)              dict, the document of `xpusim list KIND --format json`
+  sweep(sweep, output)    dict, the summary of `xpusim sweep SWEEP -o OUTPUT --summary json`
+  systolic(...)           dict, the document of `xpusim systolic --format json`
   compare(study)          the rows of `xpusim compare STUDY --format csv`
   validate(csv_path)      the rows of `xpusim validate --reference CSV --format csv`
 compare()/validate() return a pandas DataFrame when pandas is importable (as_frame=None), with
@@ -16,12 +21,25 @@ the CSV's columns (nested fields as dotted names, e.g. utilization.mxu) and nume
 numeric fields, the rest of the document in DataFrame.attrs; a list of the JSON row dicts
 otherwise or with as_frame=False. compare_document()/validate_document() return the whole
 JSON document as a dict.
+
+Errors: xpusim.Error (a ValueError) for bad input, with subclasses xpusim.FieldError (one
+keyword's value is bad; .field names the keyword) and xpusim.UnavailableError (also a
+RuntimeError: an engine or device this build lacks). A misspelt keyword raises TypeError
+naming it, with the closest keywords ("did you mean batch?").
 """
+import builtins as _builtins
+import functools as _functools
+import inspect as _inspect
 import os as _os
+import warnings as _warnings
 from pathlib import Path as _Path
 
-from ._core import (Error, UnavailableError, __version__, config_dir, set_config_dir,  # noqa: F401
-                    predict, graph, _compare_document, _validate_document)
+from . import _core
+from ._core import (Error, FieldError, UnavailableError, __version__, config_dir, set_config_dir)  # noqa: F401
+
+__all__ = ["Error", "FieldError", "UnavailableError", "__version__", "config_dir", "set_config_dir", "predict",
+           "graph", "plan", "list", "sweep", "systolic", "compare", "validate", "compare_document",
+           "validate_document"]
 
 
 def _find_installed_configs():
@@ -45,25 +63,195 @@ if not _os.environ.get("XPUSIM_CONFIG_DIR"):
         set_config_dir(str(_configs))
 
 
+def _keywords(fn):
+    """Checks the keywords of a call against fn's own parameters before calling it: a misspelt
+    one raises TypeError naming it with the closest names (common/suggest.hpp's did_you_mean),
+    not Python's or pybind11's generic message. help() still shows fn's signature (__wrapped__)."""
+    sig = _inspect.signature(fn)
+    known = [p.name for p in sig.parameters.values()
+             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+    @_functools.wraps(fn)
+    def checked(*args, **kwargs):
+        for k in kwargs:
+            if k not in known:
+                hint = _core._did_you_mean(k, known)
+                raise TypeError(f"{fn.__name__}() got an unexpected keyword argument '{k}'"
+                                + (f"; {hint}" if hint else "")
+                                + f" (keywords: {', '.join(known)})")
+        return fn(*args, **kwargs)
+    return checked
+
+
+@_keywords
+def predict(*, model, device, count=1, system="", batch=32, precision="fp32", framework=None,
+            data="synthetic", engine="", task="train", overrides=()):
+    """Predicts one training (or inference) step, as `xpusim predict --format json`.
+
+    Parameters:
+      model      zoo name (configs/models/), model YAML or .onnx path
+      device     device name (configs/devices/) or YAML path
+      count      devices (count, >= 1); data parallel across them
+      system     system name (configs/systems/); "" = the device's default host
+      batch      samples per device per step (samples, >= 1)
+      precision  fp32 | mixed_fp16 | mixed_bf16 | bf16 | fp16 | fp8 (fp16 is mixed_fp16)
+      framework  framework profile (configs/frameworks/); None = the device's default
+      data       synthetic | real (real: the host's input pipeline is priced)
+      engine     engine name (analytical, tpu_systemc, cpu, cuda); "" = the device's engine
+      task       train | infer
+      overrides  KEY=VALUE strings on the device YAML (the CLI's --set), framework.KEY=VALUE
+    Returns: dict, the StepReport document (times in s, bytes in bytes, rates per s, power in W).
+    Raises: FieldError naming the keyword; Error for other bad input; UnavailableError.
+    """
+    return _core.predict(model=model, device=device, count=count, system=system, batch=batch,
+                         precision=precision, framework=framework, data=data, engine=engine, task=task,
+                         overrides=_builtins.list(overrides))
+
+
+@_keywords
+def graph(*, model, batch=32, precision="fp32", optimizer="", task="train", ops=False, train=False):
+    """The op graph of one step, as `xpusim graph [--totals] --format json`.
+
+    Parameters:
+      model      zoo name, model YAML or .onnx path
+      batch      samples per step (samples, >= 1)
+      precision  fp32 | mixed_fp16 | mixed_bf16 | bf16 | fp16 | fp8
+      optimizer  sgd_momentum | adam; "" = the model's
+      task       train | infer
+      ops        True: list the forward ops (each with its FLOPs and bytes); False: totals only
+      train      True (with ops): every op of the training step, backward and optimizer included
+    Returns: dict with totals (FLOPs in flop, bytes in bytes, parameters as a count) and ops.
+    """
+    return _core.graph(model=model, batch=batch, precision=precision, optimizer=optimizer, task=task, ops=ops,
+                       train=train)
+
+
+@_keywords
+def plan(model, cluster, *, gpus=0, global_batch, seq_len=0, device="", precision="mixed_bf16", framework="",
+         overrides=(), top=10, offer="", tier="", tokens=0.0, goodput=1.0, tp=0, pp=0, virtual_stages=0, cp=0,
+         ep=0, micro_batch=0, sharding="", recompute="", sequence_parallel=None, tp_across_nodes=False):
+    """Ranks the parallel configurations of a decoder on a cluster, as `xpusim plan --format json`.
+
+    Parameters:
+      model              decoder: zoo name or YAML with an llm shape
+      cluster            cluster (configs/clusters/), YAML path, or TPU slice (v5e-256, ...)
+      gpus               GPUs of the job (count); 0 = a TPU slice's chips (required on GPU clusters)
+      global_batch       sequences per optimizer step (sequences, >= 1)
+      seq_len            tokens per sequence (tokens); 0 = the model's learned positions
+      device             device of the cluster's nodes; "" = the cluster's
+      precision          mixed_bf16 | mixed_fp16 | bf16 | fp8
+      framework          framework profile (llm_foundry, megatron_lm, ...); "" = neutral
+      overrides          KEY=VALUE strings on the device YAML, framework.KEY=VALUE, cluster.KEY=VALUE
+      top                configurations returned in "ranked" (count, >= 1)
+      offer              price offer (configs/pricing/, e.g. aws_2025/p5.48xlarge): adds USD/h, USD/Mtoken
+      tier               pricing tier of the offer; "" = its first
+      tokens             tokens to train (tokens); 0 = 20 per parameter
+      goodput            share of wall time that trains (fraction, 0.01 to 1)
+      tp, pp, cp, ep     fix the tensor / pipeline / context / expert-parallel degree (count); 0 = searched
+      virtual_stages     fix the interleaved chunks per pipeline stage (count); 0 = searched
+      micro_batch        fix the micro-batch (sequences); 0 = searched
+      sharding           fix ZeRO / FSDP: none | zero1 | zero2 | zero3; "" = searched
+      recompute          fix recomputation: none | selective | full | selective_offloaded; "" = searched
+      sequence_parallel  fix sequence parallelism (bool); None = searched
+      tp_across_nodes    allow tensor parallelism beyond one node (bool)
+    Returns: dict (memory in bytes, times in s, throughput in tokens/s, prices in USD, train.days in days).
+    """
+    return _core.plan(model=model, cluster=cluster, gpus=gpus, global_batch=global_batch, seq_len=seq_len,
+                      device=device, precision=precision, framework=framework,
+                      overrides=_builtins.list(overrides), top=top, offer=offer, tier=tier, tokens=float(tokens),
+                      goodput=float(goodput), tp=tp, pp=pp, virtual_stages=virtual_stages, cp=cp, ep=ep,
+                      micro_batch=micro_batch, sharding=sharding, recompute=recompute,
+                      sequence_parallel=sequence_parallel, tp_across_nodes=tp_across_nodes)
+
+
+@_keywords
+def list(kind, *, catalog="", region=""):  # noqa: A001 (xpusim.list mirrors `xpusim list`)
+    """What can be named, as `xpusim list KIND --format json`.
+
+    Parameters:
+      kind     devices | systems | clusters | offers | studies | models
+      catalog  offers only: a SkyPilot vms.csv path instead of configs/pricing/
+      region   offers only: only this region ("" = all; with a catalog, each instance's cheapest)
+    Returns: dict {kind: [rows], schema_version, xpusim_version}; offers' prices in USD per hour,
+    age_days in days. Prices older than a year also raise a UserWarning per catalog and date.
+    """
+    doc, warnings = _core.list(kind, catalog=catalog, region=region)
+    for w in warnings:
+        _warnings.warn(w, UserWarning, stacklevel=2)
+    return doc
+
+
+@_keywords
+def sweep(sweep, output, *, jobs=1, resume=False):
+    """Runs a design-space sweep, as `xpusim sweep SWEEP -o OUTPUT --summary json`.
+
+    Parameters:
+      sweep   sweep YAML path, or a name under configs/sweeps/
+      output  row file, one row per point: a path ending in .csv or .jsonl (written)
+      jobs    worker processes on this machine (count, >= 1; forked)
+      resume  keep the rows already in output and run only the others (bool)
+    Returns: dict, the summary (points, Pareto front, best point per objective); the rows are in output.
+    """
+    return _core.sweep(str(sweep), str(output), jobs=jobs, resume=resume)
+
+
+@_keywords
+def systolic(*, topology="", model="", array_rows=128, array_cols=128, dataflow="ws"):
+    """SCALE-Sim-compatible cycles per layer on one systolic array, as `xpusim systolic --format json`.
+
+    Parameters:
+      topology    SCALE-Sim topology CSV path (give this or model)
+      model       zoo model: its forward convolutions and dense layers at batch 1 (give this or topology)
+      array_rows  rows of the array (processing elements, 1 to 65536)
+      array_cols  columns of the array (processing elements, 1 to 65536)
+      dataflow    ws | os | is (weight, output or input stationary)
+    Returns: dict with layers (cycles in cycles, utilization as a fraction, macs as a count) and totals.
+    """
+    return _core.systolic(topology=str(topology), model=model, array_rows=array_rows, array_cols=array_cols,
+                          dataflow=dataflow)
+
+
+@_keywords
 def compare_document(study):
-    """The JSON document of `xpusim compare STUDY --format json` as a dict."""
-    return _compare_document(study)
+    """The JSON document of `xpusim compare STUDY --format json` as a dict.
+
+    Parameters:
+      study  study name (configs/studies/) or YAML path
+    """
+    return _core._compare_document(study)
 
 
+@_keywords
 def validate_document(csv_path, *, framework=""):
-    """The JSON document of `xpusim validate --reference CSV --format json` as a dict."""
-    return _validate_document(csv_path, framework=framework)
+    """The JSON document of `xpusim validate --reference CSV --format json` as a dict.
+
+    Parameters:
+      csv_path   reference CSV path (columns: /work/shared/reference/README.md)
+      framework  framework profile for every row; "" = each row's own
+    """
+    return _core._validate_document(csv_path, framework=framework)
 
 
+@_keywords
 def compare(study, *, as_frame=None):
-    """Runs a comparison study (a name under configs/studies/ or a YAML path): one row per option
-    and target. See the module doc for as_frame."""
+    """Runs a comparison study: one row per option and target (times in s, prices in USD).
+
+    Parameters:
+      study     study name (configs/studies/) or YAML path
+      as_frame  True: a pandas DataFrame; False: a list of row dicts; None: a DataFrame when pandas imports
+    """
     return _table(compare_document(study), as_frame)
 
 
+@_keywords
 def validate(csv_path, *, framework="", as_frame=None):
-    """Validates predictions against a reference CSV: one row per reference row. See the module
-    doc for as_frame."""
+    """Validates predictions against a reference CSV: one row per reference row.
+
+    Parameters:
+      csv_path   reference CSV path
+      framework  framework profile for every row; "" = each row's own
+      as_frame   True: a pandas DataFrame; False: a list of row dicts; None: a DataFrame when pandas imports
+    """
     return _table(validate_document(csv_path, framework=framework), as_frame)
 
 
@@ -81,7 +269,7 @@ def _pandas(as_frame):
 
 def _is_table(v):
     """An array of objects (or an empty array): rows of another table (common/records.hpp)."""
-    return isinstance(v, list) and all(isinstance(e, dict) for e in v)
+    return isinstance(v, _builtins.list) and all(isinstance(e, dict) for e in v)
 
 
 def _flatten(record, prefix="", out=None):
