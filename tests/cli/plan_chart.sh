@@ -17,7 +17,7 @@ import re, sys, xml.etree.ElementTree as ET
 NS = "{http://www.w3.org/2000/svg}"
 root = ET.parse(sys.argv[1]).getroot()          # well-formed XML
 assert root.tag == NS + "svg" and root.get("viewBox"), "no <svg viewBox>"
-text = " ".join(t.text or "" for t in root.iter(NS + "text"))
+text = " ".join("".join(t.itertext()) for t in root.iter(NS + "text"))  # legend labels sit in <tspan>s
 for want in ("time to train (days)", "cost to train (US$)", "Pareto front", "GPUs"):
     assert want in text, f"missing '{want}' in the chart's text"
 counts = sorted(set(int(m) for m in re.findall(r"(\d+) GPUs", text)))
