@@ -4,12 +4,13 @@ docstring names each of its parameters, a misspelt keyword is a TypeError with a
 and bad values raise xpusim.FieldError naming the keyword. Run by ctest (label python); exits
 77 (skipped) when the module was not built."""
 import inspect
-import json
 import os
 import pydoc
-import subprocess
 import sys
 import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from xpusim_cli import cli_json  # noqa: E402
 
 try:
     import xpusim
@@ -17,17 +18,7 @@ except ImportError as e:
     print(f"xpusim module not importable ({e}); skipping")
     sys.exit(77)
 
-BIN = os.environ.get("XPUSIM_BIN")
 VOLATILE = ("xpusim_version", "schema_version")
-
-
-def cli_json(*args):
-    if not BIN:
-        raise unittest.SkipTest("XPUSIM_BIN not set")
-    p = subprocess.run([BIN, *args], capture_output=True, text=True, timeout=600)
-    if p.returncode != 0:
-        raise AssertionError(f"xpusim {' '.join(args)}: exit {p.returncode}\n{p.stderr}")
-    return json.loads(p.stdout)
 
 
 class ParityTest(unittest.TestCase):

@@ -5,9 +5,11 @@ XPUSIM_BIN names the CLI binary whose JSON the results must match."""
 import io
 import json
 import os
-import subprocess
 import sys
 import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from xpusim_cli import cli  # noqa: E402
 
 try:
     import xpusim
@@ -24,20 +26,9 @@ except ImportError:
         print("pandas is not installed (Debian python3-pandas): skipped")
         sys.exit(77)
 
-BIN = os.environ.get("XPUSIM_BIN")
 SMALL_REF = os.path.join(os.environ.get("XPUSIM_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..")),
                          "tests", "python", "small_reference.csv")
 STUDY = 'riseml_resnet50_published'
-
-
-def cli(*args):
-    """Output of the CLI binary (XPUSIM_BIN); the test is skipped without one."""
-    if not BIN:
-        raise unittest.SkipTest("XPUSIM_BIN not set")
-    p = subprocess.run([BIN, *args], capture_output=True, text=True, timeout=600)
-    if p.returncode != 0:
-        raise AssertionError(f"xpusim {' '.join(args)}: exit {p.returncode}\n{p.stderr}")
-    return p.stdout
 
 
 def csv_header(text):

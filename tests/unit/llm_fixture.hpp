@@ -1,6 +1,7 @@
 // What the large-model layer's unit tests price with: every GEMM at 100 TFLOP/s (fp8 GEMMs at
 // `fp8_flops_s`), memory at 1 TB/s, no launch cost, a 200 TFLOP/s peak for MFU; and a network of
-// 8 devices per node with given intra- and inter-node bandwidths and no latency. Times by hand.
+// 8 devices per node with given intra- and inter-node bandwidths and no latency (times by hand);
+// and the small decoder the search tests plan.
 #pragma once
 
 #include "parallel/llm_time.hpp"
@@ -21,6 +22,18 @@ class FlatPricer final : public LlmKernelPricer {
  private:
   double fp8_flops_s_;
 };
+
+// A small dense decoder for the search, the model-state sums and the fp8 casts: 8 layers,
+// h 1024, 16 heads, GELU MLP 4096, sequence 2048, global batch 64.
+inline LlmJob small_job() {
+  LlmJob j;
+  LlmShape& s = j.shape;
+  s.layers = 8, s.hidden = 1024, s.heads = 16, s.kv_heads = 16, s.ffn_hidden = 4096, s.vocab = 32000;
+  s.max_positions = 2048;
+  j.seq_len = 2048;
+  j.global_batch = 64;
+  return j;
+}
 
 inline LlmNetwork net(double intra, double inter) {
   LlmNetwork n;

@@ -127,19 +127,6 @@ TEST_CASE("expert parallelism: all-to-all and expert work at the busiest rank's 
   CHECK(m.activations - mb.activations == Approx(32 * (I - 1) * kk * 3 * 2 * T * f));
 }
 
-namespace {
-// A small dense decoder: 8 layers, h 1024, 16 heads, GELU MLP 4096.
-LlmJob small_job() {
-  LlmJob j;
-  LlmShape& s = j.shape;
-  s.layers = 8, s.hidden = 1024, s.heads = 16, s.kv_heads = 16, s.ffn_hidden = 4096, s.vocab = 32000;
-  s.max_positions = 2048;
-  j.seq_len = 2048;
-  j.global_batch = 64;
-  return j;
-}
-}  // namespace
-
 TEST_CASE("fp8: casts and scale updates around each GEMM, by hand", "[llm][fp8]") {
   LlmJob j = small_job();
   CHECK(fp8_cast_bytes(j, 2048, 2).fwd == 0);  // 16-bit: no casts

@@ -33,17 +33,6 @@ LlmJob gpt3_job() {
   return j;
 }
 
-// A small decoder for the search and the model-state sums.
-LlmJob small_job() {
-  LlmJob j;
-  LlmShape& s = j.shape;
-  s.layers = 8, s.hidden = 1024, s.heads = 16, s.kv_heads = 16, s.ffn_hidden = 4096, s.vocab = 32000;
-  s.max_positions = 2048;
-  j.seq_len = 2048;
-  j.global_batch = 64;
-  return j;
-}
-
 }  // namespace
 
 TEST_CASE("activation memory per layer equals Korthikanti et al.'s formulas", "[llm][memory]") {
