@@ -36,6 +36,10 @@ void register_predict(CLI::App& app) {
                   "batch per device (per GPU, per TPU core, per CPU machine), as the reference CSV's batch_per_device")
       ->capture_default_str()
       ->check(int_in(1, kMaxBatch));
+  cmd->add_option("--global-batch", r->global_batch,
+                  "samples per optimizer step over all devices: a multiple of --batch x data-parallel devices, the "
+                  "rest gradient accumulation (analytical engine; default: one micro-batch per step)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--precision", r->precision, precision_choices())->capture_default_str();
   cmd->add_option("--data", *data, "synthetic (no input pipeline) or real (host decode + augmentation)")
       ->capture_default_str();

@@ -66,6 +66,10 @@ struct StepRequest {
   // Real data: seconds the host's input pipeline needs for the samples of one step it feeds
   // (ResolvedPlacement::input_feed), under the framework profile; set by the host pass.
   double host_batch_s = 0;
+  // Gradient accumulation: micro-batches of `graph->batch` per device and optimizer step (the
+  // global batch / (batch per device x replicas)); engines that model it say so
+  // (Engine::models_gradient_accumulation).
+  int micro_batches = 1;
   int steps = 10;                        // real backends: timed steps
   int warmup = 2;                        // real backends: untimed steps
   uint64_t seed = 1;
@@ -134,6 +138,9 @@ class Engine {
   // Whether run_step writes a trace (trace_path): every engine with a timeline, and the
   // analytical engine's estimated per-op one (devices/analytical/trace.hpp) without a waveform.
   virtual bool has_trace() const { return has_timeline(); }
+  // Whether run_step models gradient accumulation (StepRequest::micro_batches > 1): predict()
+  // refuses a global batch of several micro-batches per device, naming the field, elsewhere.
+  virtual bool models_gradient_accumulation() const { return false; }
   // Parses a device YAML of this engine, with KEY=VALUE overrides applied, into its spec.
   // Called once per (file, overrides) by predict(); YAML errors are UserError file:line: key.
   virtual std::shared_ptr<const DeviceConfig> load_device(const std::string& path,

@@ -18,7 +18,6 @@ std::string unsupported_degree(const ParallelPlan& p) {
   if (p.ep != 1) return "ep";
   if (p.zero != ZeroStage::none) return "zero";
   if (p.recompute != Recompute::none) return "recompute";
-  if (p.micro_batches != 1) return "micro_batches";
   return "";
 }
 

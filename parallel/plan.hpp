@@ -23,7 +23,10 @@ struct ParallelPlan {
   int ep = 1;              // expert parallel degree (experts sharded over the dp x cp ranks)
   ZeroStage zero = ZeroStage::none;
   Recompute recompute = Recompute::none;
-  int micro_batches = 1;   // per step and pipeline (gradient accumulation without pipeline)
+  // Micro-batches per step and pipeline; without a pipeline, gradient accumulation: every
+  // micro-batch runs the forward and backward pass, the gradients are exchanged and the
+  // weights updated once per step (StepComposer).
+  int micro_batches = 1;
 
   // Devices the plan occupies: dp x tp x pp x cp (expert parallelism reuses those ranks).
   int devices() const { return dp * tp * pp * cp; }

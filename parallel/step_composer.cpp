@@ -60,6 +60,23 @@ ComposedStep StepComposer::compose(const OpGraph& g, const std::vector<PricedOp>
     s.end_s[static_cast<size_t>(op)] = end;
     for (int t : n.outputs) ready[static_cast<size_t>(t)] = end;
   }
+  // Gradient accumulation (DDP's no_sync, Horovod's backward_passes_per_step): the first
+  // micro-batches run only their forward and backward ops and sum their gradients; the last
+  // one's backward overlaps the exchange as above and the weights are updated once. So the
+  // earlier micro-batches are a lead before that timeline.
+  if (plan_.micro_batches > 1) {
+    double per_micro_batch = options_.accumulate_s;
+    for (int op : g.schedule()) {
+      const Phase ph = g.op(op).phase;
+      if (!ops[static_cast<size_t>(op)].collective && (ph == Phase::forward || ph == Phase::backward))
+        per_micro_batch += ops[static_cast<size_t>(op)].time_s;
+    }
+    s.accumulation_lead_s = static_cast<double>(plan_.micro_batches - 1) * per_micro_batch;
+    for (auto* v : {&s.start_s, &s.end_s})
+      for (double& t : *v) t += s.accumulation_lead_s;
+    compute_free += s.accumulation_lead_s;
+    if (comm_free > 0) comm_free += s.accumulation_lead_s;
+  }
   s.compute_end_s = compute_free;
   s.comm_end_s = comm_free;
   s.weight_pull_s = options_.inference ? 0.0 : parameter_server_pull_s(options_.weight_bytes, topology_);

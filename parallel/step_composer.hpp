@@ -32,6 +32,9 @@ struct ComposeOptions {
   double comm_overlap = 1.0;
   double weight_bytes = 0;  // fp32 weights a parameter server sends back per step
   bool inference = false;   // an inference pass exchanges nothing
+  // Gradient accumulation (plan.micro_batches > 1): seconds each micro-batch after the first
+  // spends adding its weight gradients into the accumulated ones (an elementwise pass).
+  double accumulate_s = 0;
 };
 
 struct ComposedStep {
@@ -40,6 +43,9 @@ struct ComposedStep {
   double comm_busy_s = 0;     // seconds the links are busy
   double comm_stall_s = 0;    // compute-stream seconds lost to collectives
   double weight_pull_s = 0;   // parameter server: weights pulled before the next step
+  // Gradient accumulation: the micro-batches before the last (forward, backward and the
+  // gradient sums), run before the timeline below, which is the last micro-batch's.
+  double accumulation_lead_s = 0;
   std::vector<double> collective_s;  // per op id: the collective's time (0 for compute ops)
   // Per op id: when the op starts and ends on its stream (compute or communication), s from
   // the step's start; what an estimated timeline (devices/analytical/trace.hpp) draws.

@@ -35,8 +35,10 @@ void bounded_step(const StepRequest& req, const OpGraph& g, StepReport& rep, dou
   const FrameworkSpec& fw = *req.placement.framework;
   const SystemSpec& sys = *req.placement.system;
   const bool prefetched = dstep.coupling == HostCoupling::prefetched;
-  // The device's and the host's per-step sync (session run, host sync) are part of the device step.
-  const double step_overhead_s = dstep.device_overhead_s + sys.host.step_overhead_ms * 1e-3;
+  // The device's and the host's per-step sync (session run, host sync) are part of the device
+  // step; the training loop pays them per micro-batch (gradient accumulation).
+  const double micro_batches = std::max(1, req.micro_batches);
+  const double step_overhead_s = micro_batches * (dstep.device_overhead_s + sys.host.step_overhead_ms * 1e-3);
   double device_s = dstep.device_s + step_overhead_s;
   const double infeed_s = dstep.infeed_s;
   // With real data every sample is decoded and augmented on the host's cores (tf.data runs
@@ -45,7 +47,7 @@ void bounded_step(const StepRequest& req, const OpGraph& g, StepReport& rep, dou
   double pipeline_s = 0;
   if (req.data == DataSource::real) {
     if (prefetched && fw.input_mode == InputMode::device_loader)
-      device_s += static_cast<double>(g.batch) * fw.device_decode_us_per_sample * 1e-6;
+      device_s += micro_batches * static_cast<double>(g.batch) * fw.device_decode_us_per_sample * 1e-6;
     else
       pipeline_s = req.host_batch_s;
   }
@@ -81,7 +83,7 @@ void bounded_step(const StepRequest& req, const OpGraph& g, StepReport& rep, dou
 
 void apply_host_pass(const StepRequest& req, const OpGraph& g, StepReport& rep) {
   const DeviceStep& dstep = rep.device_step;
-  rep.global_batch = g.batch * req.placement.replicas;
+  rep.global_batch = g.batch * req.placement.replicas * std::max(1, req.micro_batches);
   if (!dstep.ran) return;
   if (dstep.coupling == HostCoupling::measured) {
     rep.step_time_s = dstep.device_s;
@@ -91,8 +93,10 @@ void apply_host_pass(const StepRequest& req, const OpGraph& g, StepReport& rep) 
   const FrameworkSpec& fw = *req.placement.framework;
   // The framework's host work per step (Python loop, callbacks, splitting the batch over
   // devices) runs between device steps, not under them.
-  const double framework_step_s = fw.step_overhead_ms * 1e-3 +
-                                  fw.device_step_overhead_ms * 1e-3 * static_cast<double>(req.placement.replicas - 1);
+  // Per iteration of the training loop, so per micro-batch under gradient accumulation.
+  const double framework_step_s =
+      std::max(1, req.micro_batches) *
+      (fw.step_overhead_ms * 1e-3 + fw.device_step_overhead_ms * 1e-3 * static_cast<double>(req.placement.replicas - 1));
   if (dstep.coupling == HostCoupling::simulated) {
     rep.step_time_s = dstep.device_s + framework_step_s;
     if (req.data == DataSource::real) {

@@ -98,6 +98,24 @@ std::shared_ptr<const FrameworkSpec> cached_framework(const std::string& name, c
   return c.frameworks.emplace(key, f).first->second;
 }
 
+// Gradient accumulation: the micro-batches per optimizer step a global batch asks for.
+int micro_batches_of(const PredictRequest& r, const Engine& engine, const OpGraph& g, int replicas) {
+  if (r.global_batch == 0) return 1;
+  const int64_t per_step = g.batch * replicas;
+  if (r.global_batch < 0 || r.global_batch % per_step != 0)
+    throw FieldError("global_batch", "must be a positive multiple of the batch per device x data-parallel replicas (" +
+                                         std::to_string(g.batch) + " x " + std::to_string(replicas) + " = " +
+                                         std::to_string(per_step) + "), got " + std::to_string(r.global_batch));
+  const int64_t k = r.global_batch / per_step;
+  if (k > 1 && g.task == Task::inference)
+    throw FieldError("global_batch", "an inference pass has no optimizer step to accumulate gradients for");
+  if (k > 1 && !engine.models_gradient_accumulation())
+    throw FieldError("global_batch", "gradient accumulation (" + std::to_string(k) + " micro-batches per step) is "
+                                     "modelled by the analytical engine only, not by " + engine.name());
+  if (k > 1000000) throw FieldError("global_batch", "more than 1,000,000 micro-batches per step");
+  return static_cast<int>(k);
+}
+
 }  // namespace
 
 Engine& cached_engine(const std::string& name) {
@@ -188,9 +206,10 @@ StepReport run_prepared(const PredictRequest& r, const PreparedRequest& p, const
     throw FieldError("vcd", "the " + p.engine->name() + " engine has no simulated timeline to record; waveforms come "
                             "from the tpu_systemc engine (a TPU device)");
   req.progress = r.progress;
+  req.micro_batches = micro_batches_of(r, *p.engine, g, p.placement.replicas);
   // The host and framework side of the step, once for every engine (host_pass.hpp): the
   // input pipeline's time before the step, the rest around the engine's device step.
-  req.host_batch_s = host_batch_s(req, g);
+  req.host_batch_s = host_batch_s(req, g) * req.micro_batches;
   StepReport rep = p.engine->run_step(req);
   apply_host_pass(req, g, rep);
   apply_run_costs(p.placement, p.engine->real_backend(), p.spec.tokens_per_sample, g, rep);

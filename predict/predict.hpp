@@ -17,6 +17,9 @@ struct PredictRequest {
   OnnxImportOptions onnx;            // ONNX files: shapes of dynamic inputs
   int64_t batch_per_device = 32;
   int64_t seq_len = 0;               // Transformers: tokens per sequence; 0 = the model file's input
+  // Samples per optimizer step over all devices; a multiple of batch_per_device x replicas,
+  // the rest being gradient accumulation (micro-batches per step). 0 = one micro-batch.
+  int64_t global_batch = 0;
   std::string precision = "fp32";
   Task task = Task::train;           // inference: the forward pass only (models/inference.hpp)
   DataSource data = DataSource::synthetic;

@@ -39,7 +39,7 @@ class PredictionCache {
   const StepReport& get(const PredictRequest& r) {
     std::string key = r.placement.device + "|" + std::to_string(r.placement.count) + "|" + r.placement.system + "|" +
                       (r.placement.build ? cpu_build_name(*r.placement.build) : "") + "|" + r.model + "|" + std::to_string(r.batch_per_device) + "|" +
-                      std::to_string(r.seq_len) + "|" + r.precision + "|" + data_source_name(r.data) + "|" + r.engine + "|" + r.placement.framework +
+                      std::to_string(r.seq_len) + "|" + std::to_string(r.global_batch) + "|" + r.precision + "|" + data_source_name(r.data) + "|" + r.engine + "|" + r.placement.framework +
                       (r.task == Task::inference ? "|inference" : "");
     for (const auto& o : r.placement.overrides) key += "|" + o;
     auto it = cache_.find(key);
@@ -98,6 +98,9 @@ PredictRequest request_for_row(const ReferenceRow& row) {
   q.model = row.model;
   q.batch_per_device = row.batch_per_device.value_or(0);
   q.seq_len = row.seq_len.value_or(0);
+  // A row's global batch beyond batch x devices is gradient accumulation (planner rows on a
+  // cluster take theirs in cluster_rows.cpp).
+  q.global_batch = row.global_batch.value_or(0);
   q.precision = row.precision;
   parse_data_source(row.data, q.data);
   q.placement.device = row.device;

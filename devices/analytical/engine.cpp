@@ -108,8 +108,21 @@ StepReport AnalyticalEngine::run_step(const StepRequest& req) {
   co.comm_overlap = d.comm_overlap;
   co.weight_bytes = static_cast<double>(weight_bytes);
   co.inference = inference;
+  // Gradient accumulation: each micro-batch after the first adds its weight gradients into
+  // the accumulated ones, one elementwise kernel per gradient tensor (PyTorch's
+  // AccumulateGrad) reading both and writing the sum.
+  const int micro_batches = std::max(1, req.micro_batches);
+  if (micro_batches > 1) {
+    double grad_bytes = 0;
+    const std::vector<int> grads = g.tensors_with_role(TensorRole::weight_grad);
+    for (int t : grads) grad_bytes += static_cast<double>(g.tensor(t).desc.bytes());
+    co.accumulate_s = OpCostModel(rates).memory_seconds(3 * grad_bytes) +
+                      static_cast<double>(grads.size()) * rates.op_overhead_s;
+  }
+  parallel::ParallelPlan plan = parallel::ParallelPlan::data_parallel(replicas);
+  plan.micro_batches = micro_batches;
   const parallel::StepComposer composer(
-      parallel::ParallelPlan::data_parallel(replicas),
+      plan,
       parallel::make_cluster_topology(sys, replicas, parallel::DevicePorts{d.pcie_gbps, d.nvlink_gbps, d.pcie_p2p},
                                       d.allreduce_efficiency),
       co);
@@ -128,15 +141,24 @@ StepReport AnalyticalEngine::run_step(const StepRequest& req) {
     if (c.cls == OpClass::communication) {
       rep.per_op_s[op_kind_name(n.kind)] += step.collective_s[static_cast<size_t>(op)];
     } else {
-      (c.compute_s >= c.memory_s ? t_compute_bound : t_memory_bound) += std::max(c.compute_s, c.memory_s);
-      t_overhead += c.overhead_s;
-      flops += n.work.flops;
-      flops_saved += c.flops_saved;
-      compute_busy += c.compute_s;
-      memory_busy += c.memory_s;
-      bytes += static_cast<double>(n.work.bytes_read + n.work.bytes_written);
-      if (c.cls != OpClass::none) rep.per_op_s[op_kind_name(n.kind)] += c.time_s();
+      // Forward and backward ops run once per micro-batch, the update once per step.
+      const double w = n.phase == Phase::forward || n.phase == Phase::backward ? micro_batches : 1;
+      (c.compute_s >= c.memory_s ? t_compute_bound : t_memory_bound) += w * std::max(c.compute_s, c.memory_s);
+      t_overhead += w * c.overhead_s;
+      flops += w * n.work.flops;
+      flops_saved += w * c.flops_saved;
+      compute_busy += w * c.compute_s;
+      memory_busy += w * c.memory_s;
+      bytes += w * static_cast<double>(n.work.bytes_read + n.work.bytes_written);
+      if (c.cls != OpClass::none) rep.per_op_s[op_kind_name(n.kind)] += w * c.time_s();
     }
+  }
+  if (micro_batches > 1) {
+    const double sums_s = (micro_batches - 1) * co.accumulate_s;
+    t_memory_bound += sums_s;
+    memory_busy += sums_s;
+    rep.extra["micro_batches"] = micro_batches;
+    rep.extra["gradient_accumulation_s"] = sums_s;
   }
 
   MemoryEstimate mem = estimate_memory(g, d, count);
@@ -147,7 +169,8 @@ StepReport AnalyticalEngine::run_step(const StepRequest& req) {
   int64_t input_bytes = 0;
   for (int t : g.tensors_with_role(TensorRole::input)) input_bytes += g.tensor(t).desc.bytes();
   const double pcie_gbps = d.pcie_gbps > 0 ? std::min(sys.host.pcie_bandwidth_gbps, d.pcie_gbps) : sys.host.pcie_bandwidth_gbps;
-  const double infeed_s = gpu ? static_cast<double>(input_bytes) / (pcie_gbps * 1e9) : 0.0;
+  const double infeed_s =
+      gpu ? static_cast<double>(micro_batches) * static_cast<double>(input_bytes) / (pcie_gbps * 1e9) : 0.0;
 
   DeviceStep& ds = rep.device_step;
   ds.coupling = gpu ? HostCoupling::prefetched : HostCoupling::shared_cores;

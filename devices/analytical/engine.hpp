@@ -14,6 +14,7 @@ class AnalyticalEngine final : public Engine {
  public:
   std::string name() const override { return "analytical"; }
   bool has_trace() const override { return true; }  // estimated per-op timeline (trace.hpp)
+  bool models_gradient_accumulation() const override { return true; }  // parallel/step_composer
   std::string description() const override;
   Availability availability() const override { return {true, true, ""}; }
   std::shared_ptr<const DeviceConfig> load_device(const std::string& path,

@@ -60,6 +60,9 @@ class OpCostModel final : public OpVisitor<OpCost> {
   XPUSIM_OP_KINDS(XPUSIM_ANALYTICAL_DECL)
 #undef XPUSIM_ANALYTICAL_DECL
 
+  // Seconds to stream `bytes` through DRAM (or the last-level cache when they fit in it).
+  double memory_seconds(double bytes) const;
+
  private:
   OpCost conv(const OpGraph& g, int op) const;
   // dmin: the smallest of the implicit GEMM's M, N, K (tile utilisation); n_out: the GEMM's
@@ -70,7 +73,6 @@ class OpCostModel final : public OpVisitor<OpCost> {
   // Attention written out as batched GEMMs plus a softmax pass: `gemms` products of
   // [Tq, dh] x [dh, Tk] shape per head, `per_score` vector FLOPs per score, `kernels` launches.
   OpCost attention(const OpGraph& g, int op, double gemms, double per_score, double kernels) const;
-  double memory_seconds(double bytes) const;
   // Kernel model: `gemms` GEMM kernels summed into one op cost, tensor cores where `tensor_ok`
   // and the precision has them; `math_scale` divides the math time (Winograd off tensor cores).
   OpCost kernel_gemms(const OpGraph& g, const std::vector<GemmShape>& gemms, bool tensor_ok, double kernels,

@@ -325,9 +325,12 @@ TEST_CASE("MAPE against the modern published rows stays at its level, no row ski
   REQUIRE(res.rows_used == 734);
   std::map<std::string, double> mape;
   for (const auto& g : res.by_device) mape[g.key] = g.mape_pct;
-  INFO("MAPE all " << *res.mape_pct << " rtx_3090 " << mape["rtx_3090"] << " rtx_a6000 " << mape["rtx_a6000"]);
+  INFO("MAPE all " << *res.mape_pct << " rtx_3090 " << mape["rtx_3090"] << " rtx_a6000 " << mape["rtx_a6000"]
+                   << " v100_sxm3_32gb " << mape["v100_sxm3_32gb"]);
   // 8 RTX 3090s without PCIe peer-to-peer share the host's staging bandwidth: 36% before.
   CHECK(mape["rtx_3090"] <= 17.5);
   CHECK(mape["rtx_a6000"] <= 15.2);
-  CHECK(*res.mape_pct <= 18.3);  // 17.77% at issue 29c (19.56% before)
+  // BERT pre-training rows with their gradient accumulation (global_batch): 17.7% without it.
+  CHECK(mape["v100_sxm3_32gb"] <= 16.3);
+  CHECK(*res.mape_pct <= 17.4);  // 16.88% with gradient accumulation (17.77% at issue 29c, 19.56% before)
 }
