@@ -24,7 +24,7 @@ def find_binary():
         return env
     here = Path(__file__).resolve().parent
     candidates = [here / "bin" / "xpusim"]
-    candidates += [parent / "bin" / "xpusim" for parent in here.parents if parent.name == "lib"]
+    candidates += [parent.parent / "bin" / "xpusim" for parent in here.parents if parent.name == "lib"]
     candidates.append(here.parent.parent / "cli" / "xpusim")
     for c in candidates:
         if c.is_file() and os.access(c, os.X_OK):
