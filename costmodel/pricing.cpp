@@ -149,14 +149,19 @@ bool parse_tier(const std::string& s, PricingTier& out) {
       out = k.tier;
       return true;
     }
+  // Providers' own words for the same tiers: AWS/Azure "spot", GCP "committed use" (CUD).
   if (s == "spot") {
     out = PricingTier::preemptible;
+    return true;
+  }
+  if (s == "committed_1y" || s == "committed_3y") {
+    out = s == "committed_1y" ? PricingTier::reserved_1y : PricingTier::reserved_3y;
     return true;
   }
   return false;
 }
 
-const char* tier_choices() { return "on_demand|preemptible|spot|reserved_1y|reserved_3y|capacity_block|owned"; }
+const char* tier_choices() { return "on_demand|preemptible|spot|reserved_1y|reserved_3y|committed_1y|committed_3y|capacity_block|owned"; }
 
 double billed_seconds(double run_s, const BillingRule& rule) {
   double t = std::max(run_s, rule.minimum_s);

@@ -1,5 +1,5 @@
 // xpusim._core, the compiled part of the `xpusim` Python package (python/xpusim/__init__.py):
-// predict(), graph(), plan(), list(), sweep(), systolic() and the compare/validate documents
+// predict(), graph(), plan(), list(), sweep(), systolic(), calibrate(), run() and the compare/validate documents
 // over the same library calls as the CLI, returning the JSON documents the CLI prints
 // (schema_version and xpusim_version included where the CLI prints them), converted to dicts
 // and lists. Bad input raises xpusim.Error (a ValueError) with the CLI's message text; a field
@@ -34,6 +34,8 @@
 #include "sweep/results.hpp"
 #include "sweep/runner.hpp"
 #include "predict/predict.hpp"
+#include "models/onnx/onnx_import.hpp"
+#include "validation/calibrate_run.hpp"
 #include "validation/reference_csv.hpp"
 #include "validation/validate.hpp"
 
@@ -227,6 +229,68 @@ py::object validate_py(const std::string& csv_path, const std::string& framework
   return to_python(j);
 }
 
+// `xpusim calibrate ... --format json` (validation/calibrate_run.hpp runs both): the fit's
+// document; `out` writes the overlay, whose apply hint is in Python's words.
+py::object calibrate_py(const std::string& reference, const std::string& device, const std::string& framework,
+                        const std::vector<std::string>& architectures, const std::string& leave_one_out,
+                        const std::string& out, const std::vector<std::string>& overrides, int max_evaluations,
+                        bool progress) {
+  xpusim::validation::CalibrateRequest r;
+  r.reference = reference, r.device = device, r.framework = framework, r.architectures = architectures;
+  r.leave_one_out = leave_one_out, r.out = out, r.overrides = overrides;
+  r.max_evaluations = max_evaluations;
+  r.progress = progress;
+  r.apply_hint = [](const xpusim::validation::FitResult& fit) {
+    std::string h = "xpusim.predict(device=\"" + fit.device + "\", overrides=[";
+    bool first = true;
+    for (const auto& kv : xpusim::validation::fitted_overrides_short(fit.params)) {
+      h += (first ? "\"" : ", \"") + kv + "\"";
+      first = false;
+    }
+    return h + "])";
+  };
+  std::ostringstream os;
+  {
+    py::gil_scoped_release release;  // a fit predicts each row hundreds of times
+    xpusim::validation::run_calibration(r, os, xpusim::OutputFormat::json);
+  }
+  return to_python(json::parse(os.str()));
+}
+
+// `xpusim run --backend BACKEND ... --format json`: steps executed for real and timed.
+py::object run_py(const std::string& model, const std::string& backend, int64_t batch, int steps, int warmup,
+                  const std::string& precision, int gpus, int threads, uint64_t seed, const std::string& optimizer,
+                  const std::string& task, const std::vector<std::string>& input_shapes, bool progress) {
+  if (backend != "cpu" && backend != "cuda")
+    throw xpusim::FieldError("backend", "'" + backend + "' is not a real backend (cpu or cuda)");
+  xpusim::PredictRequest r;
+  r.model = model;
+  for (const auto& sh : input_shapes) xpusim::parse_input_shape(sh, r.onnx);
+  r.engine = backend;
+  r.placement.device = backend;
+  r.placement.count = gpus;
+  r.batch_per_device = batch;
+  r.steps = steps;
+  r.warmup = warmup;
+  r.precision = precision;
+  r.threads = threads;
+  r.seed = seed;
+  r.optimizer = optimizer;
+  r.task = xpusim::task_from_name(task);
+  r.progress = progress;
+  xpusim::StepReport rep;
+  try {
+    py::gil_scoped_release release;
+    rep = xpusim::predict(r);
+  } catch (const xpusim::FieldError& e) {
+    // run's own keywords for the request's fields (the CLI aliases count to --gpus likewise).
+    if (e.field() == "count") throw xpusim::FieldError("gpus", e.message());
+    if (e.field() == "engine" || e.field() == "device") throw xpusim::FieldError("backend", e.message());
+    throw;
+  }
+  return to_python(xpusim::output_document(rep.to_record()));
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
@@ -289,6 +353,16 @@ PYBIND11_MODULE(_core, m) {
         py::arg("study"));
   m.def("_validate_document", &validate_py, "The document of `xpusim validate --format json` (xpusim.validate wraps it)", py::arg("csv_path"),
         py::kw_only(), py::arg("framework") = "");
+  m.def("calibrate", &calibrate_py, "The document of `xpusim calibrate --format json` (xpusim.calibrate wraps it)",
+        py::kw_only(), py::arg("reference"), py::arg("device") = "", py::arg("framework") = "",
+        py::arg("architectures") = std::vector<std::string>{}, py::arg("leave_one_out") = "", py::arg("out") = "",
+        py::arg("overrides") = std::vector<std::string>{}, py::arg("max_evaluations") = 300,
+        py::arg("progress") = false);
+  m.def("run", &run_py, "The document of `xpusim run --format json` (xpusim.run wraps it)", py::kw_only(),
+        py::arg("model"), py::arg("backend"), py::arg("batch") = 32, py::arg("steps") = 10, py::arg("warmup") = 2,
+        py::arg("precision") = "fp32", py::arg("gpus") = 1, py::arg("threads") = 0, py::arg("seed") = 1,
+        py::arg("optimizer") = "", py::arg("task") = "train", py::arg("input_shapes") = std::vector<std::string>{},
+        py::arg("progress") = false);
   m.def("_did_you_mean", &xpusim::did_you_mean, "\"did you mean X?\" for a name, or \"\" (common/suggest.hpp)",
         py::arg("name"), py::arg("known"));
   m.def("config_dir", [] { return xpusim::config_dir(); }, "The configuration root in use");

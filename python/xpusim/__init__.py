@@ -14,6 +14,8 @@ schema_version and xpusim_version included (plan() prints as the CLI's plan, wit
   list(kind)              dict, the document of `xpusim list KIND --format json`
   sweep(sweep, output)    dict, the summary of `xpusim sweep SWEEP -o OUTPUT --summary json`
   systolic(...)           dict, the document of `xpusim systolic --format json`
+  calibrate(reference=...) dict, the document of `xpusim calibrate --format json`
+  run(model=..., backend=...) dict, the document of `xpusim run --format json` (steps run for real)
   compare(study)          the rows of `xpusim compare STUDY --format csv`
   validate(csv_path)      the rows of `xpusim validate --reference CSV --format csv`
 compare()/validate() return a pandas DataFrame when pandas is importable (as_frame=None), with
@@ -38,7 +40,7 @@ from . import _core
 from ._core import (Error, FieldError, UnavailableError, __version__, config_dir, set_config_dir)  # noqa: F401
 
 __all__ = ["Error", "FieldError", "UnavailableError", "__version__", "config_dir", "set_config_dir", "predict",
-           "graph", "plan", "list", "sweep", "systolic", "compare", "validate", "compare_document",
+           "graph", "plan", "list", "sweep", "systolic", "calibrate", "run", "compare", "validate", "compare_document",
            "validate_document"]
 
 
@@ -209,6 +211,61 @@ def systolic(*, topology="", model="", array_rows=128, array_cols=128, dataflow=
     """
     return _core.systolic(topology=str(topology), model=model, array_rows=array_rows, array_cols=array_cols,
                           dataflow=dataflow)
+
+
+@_keywords
+def calibrate(*, reference, device="", framework="", architectures=(), leave_one_out="", out="", overrides=(),
+              max_evaluations=300, progress=False):
+    """Fits efficiency constants to reference rows, as `xpusim calibrate --format json`.
+
+    Give one of device, framework or architectures (or none of them with leave_one_out="study").
+    Parameters:
+      reference        reference CSV path (columns: /work/shared/reference/README.md)
+      device           fit this device's `calibrate:` constants (configs/devices/) on its rows
+      framework        instead: fit this framework profile's `calibrate:` constants on its rows
+      architectures    instead: GPU architectures (configs/architectures/) fitted as one shared set
+      leave_one_out    "" | model | study | architecture: refit without each model (study: each
+                       source of the CSV; architecture: each generation) and report its error
+      out              write the fitted values as a YAML overlay to this path ("" = none)
+      overrides        KEY=VALUE strings on the device YAML before fitting (the CLI's --set)
+      max_evaluations  objective evaluations per fit (count, >= 1)
+      progress         progress lines on stderr (bool)
+    Returns: dict: params {KEY: {initial, fitted}} (in the YAML key's units), rms_log_error_before/
+    _after (natural log, dimensionless), mape_pct_before/_after (percent), rows_used (count), rows
+    (each row's prediction) and, with leave_one_out, the held-out errors (percent).
+    Raises: FieldError naming the keyword (device, framework, leave_one_out, out, ...); Error.
+    """
+    return _core.calibrate(reference=str(reference), device=device, framework=framework,
+                           architectures=_builtins.list(architectures), leave_one_out=leave_one_out, out=str(out),
+                           overrides=_builtins.list(overrides), max_evaluations=max_evaluations, progress=progress)
+
+
+@_keywords
+def run(*, model, backend, batch=32, steps=10, warmup=2, precision="fp32", gpus=1, threads=0, seed=1,
+        optimizer="", task="train", input_shapes=(), progress=False):
+    """Runs training steps (or inference passes) for real and times them, as `xpusim run --format json`.
+
+    Parameters:
+      model         zoo name, model YAML or .onnx path
+      backend       cpu | cuda (cuda raises UnavailableError without a CUDA build and GPU)
+      batch         samples per device per step (samples, >= 1)
+      steps         timed steps (count, >= 1)
+      warmup        untimed warm-up steps before them (count, >= 0)
+      precision     fp32 | mixed_fp16 | mixed_bf16 | bf16 | fp16 | fp8
+      gpus          cuda: GPUs in data parallel (count, >= 1)
+      threads       cpu: threads (count; 0 = all cores)
+      seed          random seed for weights and data (integer)
+      optimizer     sgd_momentum | adam; "" = the model's recipe
+      task          train (one training step) | inference (one forward pass)
+      input_shapes  ONNX models: NAME=DIMxDIM... shapes of dynamic inputs
+      progress      progress lines on stderr (bool)
+    Returns: dict, the StepReport document with predict()'s fields, measured: step_time_s (s, mean
+    of the timed steps), throughput_samples_per_s (samples/s).
+    Raises: FieldError naming the keyword; UnavailableError when the backend is absent.
+    """
+    return _core.run(model=model, backend=backend, batch=batch, steps=steps, warmup=warmup, precision=precision,
+                     gpus=gpus, threads=threads, seed=seed, optimizer=optimizer, task=task,
+                     input_shapes=_builtins.list(input_shapes), progress=progress)
 
 
 @_keywords

@@ -33,7 +33,9 @@ jq -e '.offers[] | select(.offer == "aws_2026/p5.48xlarge") | .on_demand_usd_per
   "$tmp/offers.json" >/dev/null || fail "aws_2026/p5.48xlarge prices"
 grep -q "xpusim: warning: gcp_2017 (6 offers): prices dated 2017-07 are [0-9]* days old (> 365)" "$tmp/offers.err" || fail "no warning for the 2017 prices"
 if grep -q "aws_2026" "$tmp/offers.err"; then fail "today's AWS prices flagged as stale"; fi
-"$bin" list offers -o - | grep -q "lambda_2026/gpu_8x_h100_sxm5" || fail "-o - did not write the table to stdout"
+# (Captured first: with pipefail, grep -q closing the pipe early would fail the writer.)
+out="$("$bin" list offers -o - 2>/dev/null)"
+grep -q "lambda_2026/gpu_8x_h100_sxm5" <<<"$out" || fail "-o - did not write the table to stdout"
 
 # A SkyPilot catalog: offers mapped to devices and systems, region selection.
 "$bin" list offers --catalog "$fixture" --format json >"$tmp/sky.json"

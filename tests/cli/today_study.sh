@@ -45,4 +45,34 @@ set +e
 "$bin" compare "$src/tests/data/studies/today_gpus_skypilot.yaml" >/dev/null 2>"$tmp/err"; rc=$?
 set -e
 [[ $rc == 2 ]] && grep -q "unknown price offer 'skypilot/p5.48xlarge'" "$tmp/err" || fail "no --catalog: rc $rc $(cat "$tmp/err")"
+
+# GCP's A2 offer (machine type 0.73948 + A100 2.93391; spot 0.36975 + 1.4341) and a commitment
+# named committed_1y (= reserved_1y: p3.8xlarge's $8.34/h against $12.24/h on demand).
+"$bin" compare "$src/tests/data/studies/gcp_and_commitments.yaml" --format json >"$tmp/gcp.json" 2>"$tmp/gcp.err" ||
+  fail "compare gcp_and_commitments: $(cat "$tmp/gcp.err")"
+row a2_on_demand '.price_usd_per_h == 3.67339' "$tmp/gcp.json" || fail "a2-highgpu-1g on-demand price"
+row a2_spot '.price_usd_per_h == 1.80385' "$tmp/gcp.json" || fail "a2-highgpu-1g spot price"
+row p3_committed_1y '.price_usd_per_h == 8.34 and .pricing == "reserved_1y"' "$tmp/gcp.json" ||
+  fail "committed_1y: $(jq -c '.rows[] | select(.option == "p3_committed_1y") | {price_usd_per_h, pricing}' "$tmp/gcp.json")"
+od3=$(jq '.rows[] | select(.option == "p3_on_demand") | .cost_to_target_usd' "$tmp/gcp.json")
+c1=$(jq '.rows[] | select(.option == "p3_committed_1y") | .cost_to_target_usd' "$tmp/gcp.json")
+h1=$(jq '.rows[] | select(.option == "p3_committed_1y") | .hours_to_target' "$tmp/gcp.json")
+awk -v od="$od3" -v c="$c1" 'BEGIN { r = c / od; exit !(r > 0.6813 && r < 0.6815) }' ||
+  fail "committed/on-demand cost ratio $c1 / $od3, expected 8.34 / 12.24 = 0.6814"
+# By hand: aws_2018 bills per second (60 s minimum): ceil(hours x 3600) s x 8.34 $/h.
+awk -v h="$h1" -v c="$c1" 'BEGIN { s = h * 3600; b = (s == int(s)) ? s : int(s) + 1; if (b < 60) b = 60;
+  e = b / 3600 * 8.34; exit !(c > e - 1e-9 && c < e + 1e-9) }' || fail "committed_1y cost $c1 for $h1 h at 8.34 \$/h"
+
+# plan prices a TPU v5e slice from the same catalog: v5litepod-4 spot 0.9797 $/h = 0.244925 per
+# chip-hour; v5e-256 holds 256 chips: 62.7008 $/h. No 1-year price is published for it.
+m=(--model llama3_70b --global-batch 256 --seq-len 8192 --cluster v5e-256 --top 1)
+"$bin" plan "${m[@]}" --offer gcp_2026/tpu-v5litepod-4 --tier spot --format json >"$tmp/plan.json" ||
+  fail "plan with the v5e offer"
+jq -e '.offer.usd_per_gpu_h == 0.244925 and .offer.tier == "preemptible"' "$tmp/plan.json" >/dev/null ||
+  fail "v5e price per chip-hour: $(jq -c .offer "$tmp/plan.json")"
+jq -e '.ranked[0].usd_per_h == 62.7008' "$tmp/plan.json" >/dev/null || fail "v5e-256 price per hour"
+set +e
+"$bin" plan "${m[@]}" --offer gcp_2026/tpu-v5litepod-4 --tier committed_1y >/dev/null 2>"$tmp/err"; rc=$?
+set -e
+[[ $rc == 2 ]] && grep -q "has no reserved_1y price" "$tmp/err" || fail "committed_1y on v5e: rc $rc $(cat "$tmp/err")"
 echo "today_study: ok (p5 on-demand \$$od, spot \$$sp per epoch)"

@@ -62,6 +62,12 @@ r = xpusim.predict(model='resnet50', device='tpu_v2', count=8, system='cloud_tpu
 assert r['throughput_samples_per_s'] > 0, r
 print(f"python: ok ({xpusim.__file__})")
 PY
+  # `python -m xpusim` (the console script's runner) finds PREFIX/bin/xpusim from the package.
+  v="$(env -u XPUSIM_BIN PYTHONPATH="$site" python3 -c 'from xpusim._cli import find_binary; print(find_binary())')"
+  [[ "$(realpath "$v")" == "$(realpath "$prefix/bin/xpusim")" ]] || { echo "FAIL: python -m xpusim runs $v"; exit 1; }
+  env -u XPUSIM_BIN PYTHONPATH="$site" python3 -m xpusim --version | grep -q "^xpusim " ||
+    { echo "FAIL: python -m xpusim --version"; exit 1; }
+  echo "python -m xpusim: ok ($v)"
 elif [[ -d "$build/python/xpusim" ]]; then
   echo "FAIL: the Python package was built but not installed under $prefix/lib/python3*/site-packages"; exit 1
 fi

@@ -1,4 +1,4 @@
-"""Python at parity with the CLI (issue 36): plan(), list(), systolic() return the CLI's JSON
+"""Python at parity with the CLI (issue 36): plan(), list(), systolic(), calibrate() return the CLI's JSON
 documents (compared with XPUSIM_BIN's output, numbers included), every public function's
 docstring names each of its parameters, a misspelt keyword is a TypeError with a did-you-mean,
 and bad values raise xpusim.FieldError naming the keyword. Run by ctest (label python); exits
@@ -74,6 +74,124 @@ class ParityTest(unittest.TestCase):
         self.assertEqual(cm.exception.field, "output")
 
 
+class CalibrateRunTest(unittest.TestCase):
+    SRC = os.environ.get("XPUSIM_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+    CSV = os.path.join(SRC, "tests", "python", "small_reference.csv")
+
+    def test_calibrate_equals_cli_json(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "v100.yaml")
+            py = xpusim.calibrate(reference=self.CSV, device="v100_sxm2_16gb", max_evaluations=30, out=out)
+            cli = cli_json("calibrate", "--reference", self.CSV, "--device", "v100_sxm2_16gb",
+                           "--max-evaluations", "30", "--format", "json")
+            strip = lambda doc: {k: v for k, v in doc.items() if k not in VOLATILE}  # noqa: E731
+            self.assertEqual(strip(py), strip(cli))
+            self.assertEqual(py["rows_used"], 2)
+            self.assertLessEqual(py["rms_log_error_after"], py["rms_log_error_before"])
+            self.assertTrue(py["params"])
+            with open(out) as f:
+                overlay = f.read()
+            # The overlay's apply hint is in Python's words, with the fitted values.
+            self.assertIn('xpusim.predict(device="v100_sxm2_16gb", overrides=[', overlay)
+            for key in py["params"]:
+                self.assertIn(key, overlay)
+
+    def test_calibrate_field_errors(self):
+        with self.assertRaises(xpusim.FieldError) as cm:
+            xpusim.calibrate(reference=self.CSV, device="v100_sxm2_16gb", leave_one_out="everything")
+        self.assertEqual(cm.exception.field, "leave_one_out")
+        with self.assertRaises(xpusim.FieldError) as cm:
+            xpusim.calibrate(reference=self.CSV)
+        self.assertEqual(cm.exception.field, "device")
+        with self.assertRaises(xpusim.FieldError) as cm:
+            xpusim.calibrate(reference=self.CSV, device="tpu_v2")  # no row of it in the CSV
+        self.assertEqual(cm.exception.field, "device")
+        with self.assertRaises(xpusim.FieldError) as cm:
+            xpusim.calibrate(reference=self.CSV, device="v100_sxm2_16gb", max_evaluations=0)
+        self.assertEqual(cm.exception.field, "max_evaluations")
+
+    def test_run_cpu(self):
+        # Steps executed for real on the CPU backend: a small model, few steps.
+        r = xpusim.run(model="tiny_transformer", backend="cpu", batch=4, steps=3, warmup=1, threads=2)
+        self.assertEqual(r["engine"], "cpu")
+        self.assertEqual(r["model"], "tiny_transformer")
+        self.assertGreater(r["step_time_s"], 0)
+        # throughput is the global batch over the measured step time.
+        self.assertAlmostEqual(r["throughput_samples_per_s"], r["global_batch"] / r["step_time_s"], delta=1e-6 *
+                               r["throughput_samples_per_s"])
+        # The CLI's document has the same fields (times are measured, so they differ).
+        cli = cli_json("run", "--backend", "cpu", "--model", "tiny_transformer", "--batch", "4", "--steps", "3",
+                       "--warmup", "1", "--threads", "2", "--format", "json")
+        self.assertEqual(sorted(r), sorted(cli))
+        self.assertEqual(r["loss_first"], cli["loss_first"])  # same seed, same first loss
+
+    def test_run_errors(self):
+        with self.assertRaises(xpusim.FieldError) as cm:
+            xpusim.run(model="tiny_transformer", backend="tpu")
+        self.assertEqual(cm.exception.field, "backend")
+        with self.assertRaises(xpusim.FieldError) as cm:
+            xpusim.run(model="tiny_transformer", backend="cpu", steps=0)
+        self.assertEqual(cm.exception.field, "steps")
+        with self.assertRaises(xpusim.FieldError) as cm:
+            xpusim.run(model="tiny_transformer", backend="cpu", gpus=0)
+        self.assertEqual(cm.exception.field, "gpus")
+        # cuda: measured where a CUDA build has a GPU; otherwise UnavailableError, nothing else.
+        try:
+            r = xpusim.run(model="tiny_transformer", backend="cuda", batch=4, steps=2, warmup=1)
+        except xpusim.UnavailableError:
+            pass
+        else:
+            self.assertGreater(r["step_time_s"], 0)
+
+    def test_plan_prices_tpu_v5e_offer(self):
+        # gcp_2026/tpu-v5litepod-4 spot: 0.9797 $/h for 4 chips = 0.244925 $ per chip-hour; the
+        # v5e-256 slice is 256 chips: 62.7008 $/h.
+        py = xpusim.plan("llama3_70b", "v5e-256", global_batch=256, seq_len=8192, top=1,
+                         offer="gcp_2026/tpu-v5litepod-4", tier="spot")
+        self.assertEqual(py["offer"]["tier"], "preemptible")
+        self.assertAlmostEqual(py["offer"]["usd_per_gpu_h"], 0.244925, places=12)
+        self.assertAlmostEqual(py["ranked"][0]["usd_per_h"], 62.7008, places=9)
+        with self.assertRaises(xpusim.Error) as cm:
+            xpusim.plan("llama3_70b", "v5e-256", global_batch=256, seq_len=8192, top=1,
+                        offer="gcp_2026/tpu-v5litepod-4", tier="committed_1y")
+        self.assertIn("has no reserved_1y price", str(cm.exception))
+
+
+class ConsoleScriptTest(unittest.TestCase):
+    """`python -m xpusim` (what pip's `xpusim` console script runs, xpusim/_cli.py) from the
+    package as the tests import it (the build tree): it finds BUILD/cli/xpusim with no
+    XPUSIM_BIN, forwards the arguments, the output and the exit status."""
+
+    def _run(self, *args):
+        import subprocess
+        env = {k: v for k, v in os.environ.items() if k != "XPUSIM_BIN"}
+        return subprocess.run([sys.executable, "-m", "xpusim", *args], capture_output=True, text=True, env=env,
+                              timeout=300)
+
+    def test_forwards_to_the_cli(self):
+        import json
+        from xpusim import _cli
+        saved = os.environ.pop("XPUSIM_BIN", None)
+        try:
+            exe = _cli.find_binary()
+        finally:
+            if saved is not None:
+                os.environ["XPUSIM_BIN"] = saved
+        self.assertIsNotNone(exe, "no xpusim binary found beside the package")
+        self.assertTrue(os.access(exe, os.X_OK))
+        p = self._run("list", "devices", "--format", "json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(json.loads(p.stdout)["devices"], xpusim.list("devices")["devices"])
+        p = self._run("--version")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(xpusim.__version__, p.stdout)
+        p = self._run("predict", "--model", "resnet50", "--device", "a100")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("xpusim: error:", p.stderr)
+        self.assertIn("did you mean", p.stderr)
+
+
 class ErrorTest(unittest.TestCase):
     def test_misspelt_keyword_did_you_mean(self):
         with self.assertRaises(TypeError) as cm:
@@ -110,8 +228,8 @@ class ErrorTest(unittest.TestCase):
 
 
 class DocsTest(unittest.TestCase):
-    PUBLIC = ("predict", "graph", "plan", "list", "sweep", "systolic", "compare", "validate", "compare_document",
-              "validate_document")
+    PUBLIC = ("predict", "graph", "plan", "list", "sweep", "systolic", "calibrate", "run", "compare", "validate",
+              "compare_document", "validate_document")
 
     def test_help_documents_every_parameter(self):
         for name in self.PUBLIC:

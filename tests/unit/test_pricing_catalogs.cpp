@@ -150,3 +150,28 @@ TEST_CASE("today's offers are not matched to published reference rows", "[pricin
   // The older catalogs still are: RiseML's p3.8xlarge row finds the 2018 price.
   CHECK(cat.offer_containing("v100_sxm2_16gb", 4, "aws", "RiseML blog (2018-04)") == "aws_2018/p3.8xlarge");
 }
+
+TEST_CASE("GCP 2026: TPU v4/v5e per chip-hour and A2 as VM plus GPU; committed_1y/3y name the reservation tiers",
+          "[pricing]") {
+  PriceCatalog cat = load_price_catalog();
+  // Per chip-hour from the slice prices: v5e-4 4.80 / 4 chips; v4-8 is 4 chips (8 TensorCores).
+  CHECK(cat.usd_per_h("gcp_2026/tpu-v5litepod-4", PricingTier::on_demand) / 4 == Approx(1.20));
+  CHECK(cat.usd_per_h("gcp_2026/tpu-v5litepod-4", PricingTier::preemptible) / 4 == Approx(0.244925));
+  CHECK(cat.usd_per_h("gcp_2026/tpu-v4-8", PricingTier::on_demand) / 4 == Approx(3.22));
+  CHECK(cat.usd_per_h("gcp_2026/tpu-v4-32", PricingTier::on_demand) / 16 == Approx(3.22));
+  CHECK(cat.get("gcp_2026/tpu-v4-8").region == "us-central2");
+  // a2-highgpu-1g = machine type 0.73948 + one A100 2.93391 (spot 0.36975 + 1.4341).
+  CHECK(cat.usd_per_h("gcp_2026/a2-highgpu-1g", PricingTier::on_demand) == Approx(0.73948 + 2.93391));
+  CHECK(cat.usd_per_h("gcp_2026/a2-highgpu-1g", PricingTier::preemptible) == Approx(0.36975 + 1.4341));
+  // GCP's word for a 1- or 3-year commitment selects the reservation tiers.
+  PricingTier t = PricingTier::on_demand;
+  REQUIRE(parse_tier("committed_1y", t));
+  CHECK(t == PricingTier::reserved_1y);
+  REQUIRE(parse_tier("committed_3y", t));
+  CHECK(t == PricingTier::reserved_3y);
+  CHECK_FALSE(parse_tier("committed_2y", t));
+  CHECK(cat.usd_per_h("aws_2018/p3.8xlarge", PricingTier::reserved_1y) == Approx(8.34));
+  // No commitment price is published in gcp_2026 (none was sourced): asking names what there is.
+  CHECK_THROWS_WITH(cat.usd_per_h("gcp_2026/tpu-v5litepod-4", PricingTier::reserved_1y),
+                    Catch::Contains("has no reserved_1y price") && Catch::Contains("on_demand, preemptible"));
+}
