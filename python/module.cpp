@@ -77,9 +77,10 @@ std::string keyword_for_field(const std::string& field) {
 py::object predict_py(const std::string& model, const std::string& device, int count, const std::string& system,
                       int64_t batch, const std::string& precision, std::optional<std::string> framework,
                       const std::string& data, const std::string& engine, const std::string& task,
-                      const std::vector<std::string>& overrides) {
+                      const std::vector<std::string>& overrides, int64_t global_batch) {
   xpusim::PredictRequest r;
   r.model = model;
+  r.global_batch = global_batch;
   r.task = xpusim::task_from_name(task);
   r.batch_per_device = batch;
   r.precision = precision;
@@ -329,7 +330,7 @@ PYBIND11_MODULE(_core, m) {
         py::kw_only(), py::arg("model"), py::arg("device"), py::arg("count") = 1, py::arg("system") = "",
         py::arg("batch") = 32, py::arg("precision") = "fp32", py::arg("framework") = py::none(),
         py::arg("data") = "synthetic", py::arg("engine") = "", py::arg("task") = "train",
-        py::arg("overrides") = std::vector<std::string>{});
+        py::arg("overrides") = std::vector<std::string>{}, py::arg("global_batch") = 0);
   m.def("plan", &plan_py, "The document of `xpusim plan --format json` (xpusim.plan wraps it)", py::kw_only(),
         py::arg("model"), py::arg("cluster"), py::arg("gpus") = 0, py::arg("global_batch"), py::arg("seq_len") = 0,
         py::arg("device") = "", py::arg("precision") = "mixed_bf16", py::arg("framework") = "",

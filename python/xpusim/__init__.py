@@ -87,7 +87,7 @@ def _keywords(fn):
 
 @_keywords
 def predict(*, model, device, count=1, system="", batch=32, precision="fp32", framework=None,
-            data="synthetic", engine="", task="train", overrides=()):
+            data="synthetic", engine="", task="train", overrides=(), global_batch=0):
     """Predicts one training (or inference) step, as `xpusim predict --format json`.
 
     Parameters:
@@ -102,12 +102,14 @@ def predict(*, model, device, count=1, system="", batch=32, precision="fp32", fr
       engine     engine name (analytical, tpu_systemc, cpu, cuda); "" = the device's engine
       task       train | infer
       overrides  KEY=VALUE strings on the device YAML (the CLI's --set), framework.KEY=VALUE
+      global_batch  samples per optimizer step over all devices (samples); a multiple of
+                 batch x devices, the rest gradient accumulation; 0 = one micro-batch per step
     Returns: dict, the StepReport document (times in s, bytes in bytes, rates per s, power in W).
     Raises: FieldError naming the keyword; Error for other bad input; UnavailableError.
     """
     return _core.predict(model=model, device=device, count=count, system=system, batch=batch,
                          precision=precision, framework=framework, data=data, engine=engine, task=task,
-                         overrides=_builtins.list(overrides))
+                         overrides=_builtins.list(overrides), global_batch=global_batch)
 
 
 @_keywords

@@ -111,6 +111,20 @@ class CalibrateRunTest(unittest.TestCase):
             xpusim.calibrate(reference=self.CSV, device="v100_sxm2_16gb", max_evaluations=0)
         self.assertEqual(cm.exception.field, "max_evaluations")
 
+    def test_predict_global_batch(self):
+        # Gradient accumulation: the same document as the CLI's, and a field error naming the keyword.
+        py = xpusim.predict(model="resnet50", device="v100_sxm2_16gb", count=8, system="dgx1v_nvlink", batch=64,
+                            precision="mixed_fp16", global_batch=2048)
+        cli = cli_json("predict", "--model", "resnet50", "--device", "v100_sxm2_16gb", "--count", "8", "--system",
+                       "dgx1v_nvlink", "--batch", "64", "--precision", "mixed_fp16", "--global-batch", "2048",
+                       "--format", "json")
+        self.assertEqual(py, cli)
+        self.assertEqual(py["global_batch"], 2048)
+        self.assertEqual(py["micro_batches"], 4)
+        with self.assertRaises(xpusim.FieldError) as cm:
+            xpusim.predict(model="resnet50", device="v100_sxm2_16gb", count=8, batch=64, global_batch=1000)
+        self.assertEqual(cm.exception.field, "global_batch")
+
     def test_run_cpu(self):
         # Steps executed for real on the CPU backend: a small model, few steps.
         r = xpusim.run(model="tiny_transformer", backend="cpu", batch=4, steps=3, warmup=1, threads=2)
