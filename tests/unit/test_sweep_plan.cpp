@@ -86,7 +86,7 @@ TEST_CASE("plan sweep: bad input is file:line: key: message before any point run
   e = plan_load_error("offer", "evaluate: plan\nfixed: {model: llama3_8b, cluster: hgx_h100_ib3200, global_batch: 8}\n"
                                "axes:\n  hw:\n    - {gpus: 8, offer: aws_2025/p4d.24xlarge}\n");
   CHECK_THAT(e, Contains("offer.yaml:5:") && Contains("offer:") && Contains("h100"));
-  e = plan_load_error("zero", "evaluate: plan\nfixed: {model: llama3_8b, cluster: hgx_h100_ib3200, global_batch: 8}\n"
+  e = plan_load_error("zero", "evaluate: plan\nfixed: {model: llama3_8b, cluster: hgx_h100_ib3200, gpus: 8, global_batch: 8}\n"
                               "axes:\n  fix_sharding: [zero3, zero4]\n");
   CHECK_THAT(e, Contains("zero.yaml:4:") && Contains("fix_sharding:") && Contains("zero4"));
   e = plan_load_error("nogpus", "evaluate: plan\nfixed: {model: llama3_8b, cluster: hgx_h100_ib3200, global_batch: 8}\n"
