@@ -11,6 +11,7 @@
 #include "common/file_guard.hpp"
 #include "common/output.hpp"
 #include "costmodel/plan_document.hpp"
+#include "parallel/tpu_cluster.hpp"
 #include "predict/llm_plan.hpp"
 #include "predict/llm_plan_chart.hpp"
 
@@ -103,11 +104,13 @@ void run_plan(const PlanFlags& f0) {
     t.print(std::cout, fmt);
     return;
   }
+  // A TPU slice's devices are chips: the text says so (the JSON keeps its field names).
+  const char* unit = parallel::parse_tpu_cluster_name(f.req.cluster) ? "chip" : "GPU";
   std::cout << r.model << " (" << fmt_int(r.parameters) << " parameters) on " << r.gpus << " x " << r.device << " ("
             << r.nodes << " nodes of " << r.cluster << "), sequence " << r.seq_len << ", global batch " << r.global_batch
             << ", " << r.precision << (r.framework == "default" ? "" : ", " + r.framework) << "\n";
   std::cout << r.search.evaluated << " configurations priced (" << r.search.enumerated << " enumerated), "
-            << ranked.size() << " fit in " << fmt_fixed(r.memory_bytes / 1e9, 1) << " GB per GPU\n\n";
+            << ranked.size() << " fit in " << fmt_fixed(r.memory_bytes / 1e9, 1) << " GB per " << unit << "\n\n";
   if (shown > 0) t.print(std::cout, fmt);
   else std::cout << "no configuration fits\n";
   if (!r.search.rejected.empty()) {

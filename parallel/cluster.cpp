@@ -94,8 +94,10 @@ std::vector<FieldDoc> cluster_spec_fields(const std::string& path) {
 LlmNetwork llm_network(const ClusterSpec& c, const DevicePorts& ports) {
   LlmNetwork n;
   n.devices_per_node = c.devices_per_node();
+  // A PCIe node of cards without peer-to-peer (GeForce) stages every hop through host memory:
+  // the node's staging bandwidth is shared, as the analytical engine prices it (topology.hpp).
   const double intra_gbps = intra_node_gbps(c.node.intra_host.topology, c.node.intra_host.bandwidth_gbps,
-                                            c.devices_per_node(), ports);
+                                            c.devices_per_node(), ports, c.node.host.staging_gbps);
   n.intra.bytes_s = std::max(1e-3, intra_gbps) * 1e9 * c.intra_bus_efficiency;
   n.intra.latency_s = c.node.intra_host.latency_us * 1e-6;
   // Each GPU's share of the node's NICs (a rail-optimized node gives each GPU its own NIC);

@@ -167,7 +167,7 @@ LlmPlanResult plan_llm(const LlmPlanRequest& r) {
   const double peak16 = (compute == Precision::mixed_fp16 ? d.tensor_fp16_tflops : d.tensor_bf16_tflops) * 1e12;
   AnalyticalPricer pricer(d, rates, d.tensor_bf16_tflops > 0 ? d.tensor_fp8_tflops / d.tensor_bf16_tflops : 0);
   pricer.peak_flops_s = peak16 > 0 ? peak16 : d.fp32_tflops * 1e12;
-  const LlmNetwork net = llm_network(cluster, DevicePorts{d.pcie_gbps, d.nvlink_gbps});
+  const LlmNetwork net = llm_network(cluster, DevicePorts{d.pcie_gbps, d.nvlink_gbps, d.pcie_p2p});
 
   LlmSearchOptions o;
   o.gpus = r.gpus;

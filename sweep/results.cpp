@@ -16,6 +16,7 @@
 #include "common/records.hpp"
 #include "common/version.hpp"
 #include "costmodel/target_cost.hpp"
+#include "sweep/plan_point.hpp"
 #include "validation/graph_cache.hpp"
 #include "common/svg_chart.hpp"
 
@@ -98,6 +99,27 @@ bool has_all(const PointResult& r, const std::vector<Objective>& objs) {
 
 }  // namespace
 
+namespace {
+
+// Constraints: the first bound a result breaks makes the point infeasible, the reason first in its note.
+void apply_bounds(const SweepSpec& s, PointResult& r) {
+  for (const auto& b : s.bounds) {
+    auto it = r.values.find(b.field);
+    std::string why;
+    if (it == r.values.end())
+      why = b.field + " unknown (constraint " + (b.is_max ? "max " : "min ") + fmt_num(b.limit) + ")";
+    else if (b.is_max ? it->second > b.limit : it->second < b.limit)
+      why = b.field + " " + fmt_g(it->second, 4) + (b.is_max ? " > max " : " < min ") + fmt_num(b.limit);
+    if (!why.empty()) {
+      r.status = "infeasible";
+      r.note = r.note.empty() ? why : why + "; " + r.note;
+      return;
+    }
+  }
+}
+
+}  // namespace
+
 Evaluator::Evaluator() : predict_(validation::graph_caching_predictor()) {}
 
 PointResult Evaluator::evaluate(const SweepSpec& s, const Point& p) {
@@ -107,6 +129,12 @@ PointResult Evaluator::evaluate(const SweepSpec& s, const Point& p) {
   r.status = "ok";
   try {
     PointRequest req = request_for(s, p.choice);
+    if (s.kind == PointKind::plan) {
+      evaluate_plan(req, r);
+      if (r.status == "ok") apply_bounds(s, r);
+      r.note = one_line(r.note);
+      return r;
+    }
     StepReport rep = predict_(req.predict);
     r.engine = rep.engine;
     r.bottleneck = resource_name(rep.bottleneck);
@@ -153,19 +181,7 @@ PointResult Evaluator::evaluate(const SweepSpec& s, const Point& p) {
       r.power_source = c.power_source;
       r.note = c.note;
     }
-    for (const auto& b : s.bounds) {
-      auto it = r.values.find(b.field);
-      std::string why;
-      if (it == r.values.end())
-        why = b.field + " unknown (constraint " + (b.is_max ? "max " : "min ") + fmt_num(b.limit) + ")";
-      else if (b.is_max ? it->second > b.limit : it->second < b.limit)
-        why = b.field + " " + fmt_g(it->second, 4) + (b.is_max ? " > max " : " < min ") + fmt_num(b.limit);
-      if (!why.empty()) {
-        r.status = "infeasible";
-        r.note = r.note.empty() ? why : why + "; " + r.note;
-        break;
-      }
-    }
+    apply_bounds(s, r);
   } catch (const std::exception& e) {
     r.status = "error";
     r.error = e.what();
@@ -180,10 +196,13 @@ std::vector<std::string> row_columns(const SweepSpec& s) {
   c.insert(c.end(), s.columns.begin(), s.columns.end());
   c.push_back("status");
   c.push_back("engine");
-  for (const auto& f : result_fields()) c.push_back(f.key);
+  for (const auto& f : result_fields(s.kind)) c.push_back(f.key);
+  for (const auto& f : text_result_fields(s.kind)) c.push_back(f);
   c.push_back("fits_in_memory");
-  c.push_back("bottleneck");
-  c.push_back("power_source");
+  if (s.kind == PointKind::predict) {  // a plan has neither: its step is closed-form, unpowered
+    c.push_back("bottleneck");
+    c.push_back("power_source");
+  }
   c.push_back("note");
   c.push_back("error");
   return c;
@@ -201,12 +220,17 @@ std::string format_row(const SweepSpec& s, const PointResult& r, RowFormat f) {
     std::string line = std::to_string(r.point);
     for (const auto& v : r.request) line += "," + csv_escape(v);
     line += "," + csv_escape(r.status) + "," + csv_escape(r.engine);
-    for (const auto& fd : result_fields()) {
+    for (const auto& fd : result_fields(s.kind)) {
       auto it = r.values.find(fd.key);
       line += "," + (it == r.values.end() ? std::string() : fmt_num(it->second));
     }
-    line += "," + fits + "," + csv_escape(r.bottleneck) + "," + csv_escape(r.power_source) + "," +
-            csv_escape(one_line(r.note)) + "," + csv_escape(one_line(r.error));
+    for (const auto& t : text_result_fields(s.kind)) {
+      auto it = r.texts.find(t);
+      line += "," + (it == r.texts.end() ? std::string() : csv_escape(it->second));
+    }
+    line += "," + fits;
+    if (s.kind == PointKind::predict) line += "," + csv_escape(r.bottleneck) + "," + csv_escape(r.power_source);
+    line += "," + csv_escape(one_line(r.note)) + "," + csv_escape(one_line(r.error));
     return line;
   }
   nlohmann::ordered_json j;
@@ -214,7 +238,7 @@ std::string format_row(const SweepSpec& s, const PointResult& r, RowFormat f) {
   for (size_t i = 0; i < s.columns.size(); ++i) j[s.columns[i]] = typed_value(r.request[i]);
   j["status"] = r.status;
   j["engine"] = text_or_null(r.engine);
-  for (const auto& fd : result_fields()) {
+  for (const auto& fd : result_fields(s.kind)) {
     auto it = r.values.find(fd.key);
     if (it == r.values.end()) {
       j[fd.key] = nullptr;
@@ -225,9 +249,15 @@ std::string format_row(const SweepSpec& s, const PointResult& r, RowFormat f) {
       else j[fd.key] = std::stod(t);
     }
   }
+  for (const auto& t : text_result_fields(s.kind)) {
+    auto it = r.texts.find(t);
+    j[t] = it == r.texts.end() ? nlohmann::ordered_json(nullptr) : typed_value(it->second);
+  }
   j["fits_in_memory"] = r.fits_in_memory ? nlohmann::ordered_json(*r.fits_in_memory) : nlohmann::ordered_json(nullptr);
-  j["bottleneck"] = text_or_null(r.bottleneck);
-  j["power_source"] = text_or_null(r.power_source);
+  if (s.kind == PointKind::predict) {
+    j["bottleneck"] = text_or_null(r.bottleneck);
+    j["power_source"] = text_or_null(r.power_source);
+  }
   j["note"] = text_or_null(one_line(r.note));
   j["error"] = text_or_null(one_line(r.error));
   return j.dump();
@@ -235,7 +265,9 @@ std::string format_row(const SweepSpec& s, const PointResult& r, RowFormat f) {
 
 PointResult parse_row(const SweepSpec& s, const std::string& line, RowFormat f, const std::string& where) {
   PointResult r;
-  const auto& fields = result_fields();
+  const auto& fields = result_fields(s.kind);
+  const auto& texts = text_result_fields(s.kind);
+  const bool predict = s.kind == PointKind::predict;
   auto number = [&](const std::string& key, const std::string& text) {
     try {
       size_t used = 0;
@@ -263,12 +295,18 @@ PointResult parse_row(const SweepSpec& s, const std::string& line, RowFormat f, 
       const std::string& t = c[i++];
       if (!t.empty()) r.values[fd.key] = number(fd.key, t);
     }
+    for (const auto& t : texts) {
+      const std::string& v = c[i++];
+      if (!v.empty()) r.texts[t] = v;
+    }
     const std::string& fits = c[i++];
     if (!fits.empty() && fits != "true" && fits != "false")
       throw UserError(where + ": fits_in_memory: '" + fits + "' is not true, false or empty");
     if (!fits.empty()) r.fits_in_memory = fits == "true";
-    r.bottleneck = c[i++];
-    r.power_source = c[i++];
+    if (predict) {
+      r.bottleneck = c[i++];
+      r.power_source = c[i++];
+    }
     r.note = c[i++];
     r.error = c[i++];
   } else {
@@ -281,9 +319,13 @@ PointResult parse_row(const SweepSpec& s, const std::string& line, RowFormat f, 
       r.engine = value_text(j.at("engine"));
       for (const auto& fd : fields)
         if (!j.at(fd.key).is_null()) r.values[fd.key] = j.at(fd.key).get<double>();
+      for (const auto& t : texts)
+        if (!j.at(t).is_null()) r.texts[t] = value_text(j.at(t));
       if (!j.at("fits_in_memory").is_null()) r.fits_in_memory = j.at("fits_in_memory").get<bool>();
-      r.bottleneck = value_text(j.at("bottleneck"));
-      r.power_source = value_text(j.at("power_source"));
+      if (predict) {
+        r.bottleneck = value_text(j.at("bottleneck"));
+        r.power_source = value_text(j.at("power_source"));
+      }
       r.note = value_text(j.at("note"));
       r.error = value_text(j.at("error"));
     } catch (const nlohmann::json::exception& e) {
@@ -423,8 +465,8 @@ void print_summary(std::ostream& os, const SweepSpec& s, const std::vector<Point
 std::string summary_chart_svg(const SweepSpec& s, const std::vector<PointResult>& rows, const Summary& sum) {
   const bool two = s.objectives.size() >= 2;
   const Objective& oy = two ? s.objectives[1] : s.objectives[0];
-  auto label = [](const std::string& key) {  // in words with the unit; the field name in the tooltip
-    const ResultField* f = find_result_field(key);
+  auto label = [&s](const std::string& key) {  // in words with the unit; the field name in the tooltip
+    const ResultField* f = find_result_field(key, s.kind);
     return f ? f->title : key;
   };
   auto xy = [&](const PointResult& r) {

@@ -28,6 +28,7 @@ struct PointResult {
   std::string error;                       // status=error only: why the point failed
   std::optional<bool> fits_in_memory;
   std::map<std::string, double> values;    // result_fields() present for this point
+  std::map<std::string, std::string> texts;  // text_result_fields() (plan rows)
 };
 
 // Evaluates points with predict() whose training-step graphs are built once per process per

@@ -1,6 +1,7 @@
 // Loads a sweep YAML and checks it completely before anything runs: every axis key is a field
-// of the table below or a device YAML key (`set.KEY`, checked by the device's own spec reader),
-// every value parses, and every placement the axes can combine is a valid request.
+// of the tables (field_tables.cpp; plan points: plan_point.cpp) or a device YAML key (`set.KEY`,
+// checked by the device's own spec reader), every value parses, and every placement the axes
+// can combine is a valid request.
 #include "sweep/sweep_spec.hpp"
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include "engine/platform_spec.hpp"
 #include "models/dtype.hpp"
 #include "models/zoo.hpp"
+#include "sweep/plan_point.hpp"
 
 namespace xpusim::sweep {
 
@@ -28,77 +30,7 @@ namespace {
 
 bool present(const YAML::Node& n) { return n && n.IsDefined() && !n.IsNull(); }
 
-long long parse_int(const std::string& field, const std::string& v) {
-  size_t used = 0;
-  long long x = 0;
-  try {
-    x = std::stoll(v, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != v.size()) throw FieldError(field, "'" + v + "' is not an integer");
-  return x;
-}
-
 }  // namespace
-
-// The request fields a sweep can vary: one line each. A new axis (a framework, a dataset) is
-// one more line here; everything else (columns, checks, output) follows from the table.
-const std::vector<AxisField>& axis_fields() {
-  static const std::vector<AxisField> fields = {
-      {"device", "device name (configs/devices/) or YAML path", false,
-       [](PointRequest& r, const std::string& v) { r.predict.placement.device = v; }},
-      {"system", "system (configs/systems/); default: the device's", false,
-       [](PointRequest& r, const std::string& v) { r.predict.placement.system = v; }},
-      {"count", "devices: GPUs, TPU cores or vCPUs", true,
-       [](PointRequest& r, const std::string& v) { r.predict.placement.count = int(parse_int("count", v)); }},
-      {"model", "zoo model name or YAML path", false,
-       [](PointRequest& r, const std::string& v) { r.predict.model = v; }},
-      {"batch", "samples per device", true,
-       [](PointRequest& r, const std::string& v) { r.predict.batch_per_device = parse_int("batch", v); }},
-      {"precision", precision_choices(), false, [](PointRequest& r, const std::string& v) { r.predict.precision = v; }},
-      {"task", task_choices(), false, [](PointRequest& r, const std::string& v) { r.predict.task = task_from_name(v); }},
-      {"framework", "framework profile (configs/frameworks/) or a name it lists", false,
-       [](PointRequest& r, const std::string& v) { r.predict.placement.framework = v; }},
-      {"data", "synthetic | real", false,
-       [](PointRequest& r, const std::string& v) {
-         if (!parse_data_source(v, r.predict.data)) throw FieldError("data", "'" + v + "' is not synthetic or real");
-       }},
-      {"offer", "price offer id (configs/pricing/: catalog/name)", false,
-       [](PointRequest& r, const std::string& v) { r.offer = v; }},
-      {"pricing", cost::tier_choices(), false, [](PointRequest& r, const std::string& v) { r.pricing = v; }},
-      // The input is named apart from the result field power_w (the power the energy used, as in
-      // compare's rows), so a row has one column of each.
-      {"option_power_w", "W, power while training, as a study option's power_w (default: the modelled power, else the offer's)", false,
-       [](PointRequest& r, const std::string& v) {
-         double w = 0;
-         try {
-           size_t used = 0;
-           w = std::stod(v, &used);
-           if (used != v.size()) throw std::invalid_argument(v);
-         } catch (const std::exception&) {
-           throw FieldError("option_power_w", "'" + v + "' is not a number");
-         }
-         // A negative or NaN power made energy and kWh cost negative or NaN without a word.
-         if (!(w > 0 && w <= 1e7)) throw FieldError("option_power_w", "'" + v + "' is not a power in (0, 1e7] W");
-         r.power_w = w;
-       }},
-  };
-  return fields;
-}
-
-void apply_assignment(PointRequest& r, const std::string& key, const std::string& value) {
-  if (key.rfind(kSetPrefix, 0) == 0) {
-    r.predict.placement.overrides.push_back(key.substr(std::string(kSetPrefix).size()) + "=" + value);
-    return;
-  }
-  for (const auto& f : axis_fields())
-    if (f.key == key) {
-      f.apply(r, value);
-      return;
-    }
-  throw InternalError("sweep: unchecked field '" + key + "'");
-}
 
 const char* sampling_name(Sampling s) {
   switch (s) {
@@ -107,30 +39,6 @@ const char* sampling_name(Sampling s) {
     case Sampling::lhs: return "lhs";
   }
   return "?";
-}
-
-const std::vector<ResultField>& result_fields() {
-  static const std::vector<ResultField> fields = {
-      {"step_time_s", false, "s, one training step", "step time (s)"},
-      {"throughput_samples_per_s", true, "samples/s, whole job", "throughput (samples/s)"},
-      {"global_batch", true, "samples per step, all devices", "global batch (samples)"},
-      {"memory_bytes", false, "bytes per device", "memory per device (bytes)"},
-      {"price_usd_per_h", false, "USD/h of the offer", "price (USD/h)"},
-      {"samples_per_s_per_usd_per_h", true, "samples/s per USD/h", "throughput per price ((samples/s) per USD/h)"},
-      {"epochs_to_target", false, "epochs", "epochs to the target (epochs)"},
-      {"hours_to_target", false, "h of training to the target", "time to the target (h)"},
-      {"cost_to_target_usd", false, "USD billed to the target", "cost to the target (USD)"},
-      {"power_w", false, "W, power the energy uses: option_power_w, else the modelled power (docs/power.md), else the offer's",
-       "power (W)"},
-      {"energy_kwh", false, "kWh to the target", "energy to the target (kWh)"},
-  };
-  return fields;
-}
-
-const ResultField* find_result_field(const std::string& key) {
-  for (const auto& f : result_fields())
-    if (f.key == key) return &f;
-  return nullptr;
 }
 
 long long SweepSpec::grid_size() const {
@@ -143,21 +51,21 @@ long long SweepSpec::grid_size() const {
 
 namespace {
 
-std::string field_keys() {
+std::string field_keys(PointKind kind) {
   std::vector<std::string> k;
-  for (const auto& f : axis_fields()) k.push_back(f.key);
+  for (const auto& f : axis_fields(kind)) k.push_back(f.key);
   return join_names(k);
 }
 
-std::string result_keys() {
+std::string result_keys(PointKind kind) {
   std::vector<std::string> k;
-  for (const auto& f : result_fields()) k.push_back(f.key);
+  for (const auto& f : result_fields(kind)) k.push_back(f.key);
   return join_names(k);
 }
 
-bool is_field_key(const std::string& key) {
+bool is_field_key(const std::string& key, PointKind kind) {
   if (key.rfind(kSetPrefix, 0) == 0) return key.size() > std::string(kSetPrefix).size();
-  for (const auto& f : axis_fields())
+  for (const auto& f : axis_fields(kind))
     if (f.key == key) return true;
   return false;
 }
@@ -169,9 +77,10 @@ std::string scalar_text(const std::string& file, const YAML::Node& n, const std:
 }
 
 // `{from, to, count, scale}` -> count values; integers print without a decimal point.
-std::vector<std::string> expand_range(const YAML::Node& n, const std::string& file, const std::string& key) {
+std::vector<std::string> expand_range(const YAML::Node& n, const std::string& file, const std::string& key,
+                                      PointKind kind) {
   bool integer = false;
-  for (const auto& f : axis_fields())
+  for (const auto& f : axis_fields(kind))
     if (f.key == key) integer = f.integer;
   SpecReader r(n, file, "axes." + key);
   double from = r.number("from", std::nullopt, "", "first value");
@@ -206,7 +115,7 @@ std::vector<std::string> expand_range(const YAML::Node& n, const std::string& fi
   return out;
 }
 
-SweepAxis read_axis(const std::string& key, const YAML::Node& val, const std::string& file) {
+SweepAxis read_axis(const std::string& key, const YAML::Node& val, const std::string& file, PointKind kind) {
   SweepAxis a;
   a.name = key;
   a.where = yaml_location(file, val);
@@ -216,8 +125,8 @@ SweepAxis read_axis(const std::string& key, const YAML::Node& val, const std::st
     if (static_cast<long long>(val.size()) > kMaxAxisValues)
       fail(std::to_string(val.size()) + " values is more than " + std::to_string(kMaxAxisValues) + " per axis");
     bool zipped = val[0].IsMap();
-    if (!zipped && !is_field_key(key))
-      fail("unknown axis key '" + key + "' (request fields: " + field_keys() +
+    if (!zipped && !is_field_key(key, kind))
+      fail("unknown axis key '" + key + "' (request fields: " + field_keys(kind) +
            "; set.KEY for a key of the device YAML; a list of mappings for an axis that sets several fields)");
     for (const auto& v : val) {
       if (zipped != v.IsMap())
@@ -227,9 +136,9 @@ SweepAxis read_axis(const std::string& key, const YAML::Node& val, const std::st
         if (v.size() == 0) throw UserError(yaml_location(file, v) + ": axes." + key + ": empty mapping");
         for (const auto& kv : v) {
           std::string k = kv.first.as<std::string>();
-          if (!is_field_key(k))
+          if (!is_field_key(k, kind))
             throw UserError(yaml_location(file, kv.first) + ": axes." + key + "." + k + ": unknown field '" + k +
-                            "' (request fields: " + field_keys() + "; set.KEY for a key of the device YAML)");
+                            "' (request fields: " + field_keys(kind) + "; set.KEY for a key of the device YAML)");
           as.emplace_back(k, scalar_text(file, kv.second, "axes." + key + "." + k));
         }
       } else {
@@ -238,9 +147,9 @@ SweepAxis read_axis(const std::string& key, const YAML::Node& val, const std::st
       a.values.push_back(as);
     }
   } else if (val.IsMap()) {
-    if (!is_field_key(key))
-      fail("unknown axis key '" + key + "' (request fields: " + field_keys() + "; set.KEY for a key of the device YAML)");
-    for (const auto& v : expand_range(val, file, key)) a.values.push_back({{key, v}});
+    if (!is_field_key(key, kind))
+      fail("unknown axis key '" + key + "' (request fields: " + field_keys(kind) + "; set.KEY for a key of the device YAML)");
+    for (const auto& v : expand_range(val, file, key, kind)) a.values.push_back({{key, v}});
   } else {
     fail("expected a list of values or {from, to, count, scale}");
   }
@@ -254,9 +163,14 @@ PointRequest request_for(const SweepSpec& s, const std::vector<size_t>& choice) 
   // Training to a target needs real input data (the cost model refuses synthetic); speed
   // alone is predict()'s default, synthetic. An explicit `data` field wins either way.
   r.predict.data = s.target ? DataSource::real : DataSource::synthetic;
-  for (const auto& [k, v] : s.fixed) apply_assignment(r, k, v);
+  if (s.kind == PointKind::plan) {
+    r.plan.gpus = 0;   // required on a GPU cluster; a TPU slice defaults to its chips (plan_llm)
+    r.pricing.clear();  // the offer's first tier, as plan's --tier
+  }
+  for (const auto& [k, v] : s.fixed) apply_assignment(r, k, v, s.kind);
   for (size_t i = 0; i < s.axes.size(); ++i)
-    for (const auto& [k, v] : s.axes[i].values[choice[i]]) apply_assignment(r, k, v);
+    for (const auto& [k, v] : s.axes[i].values[choice[i]]) apply_assignment(r, k, v, s.kind);
+  if (s.kind == PointKind::plan) finish_plan_request(r);
   return r;
 }
 
@@ -289,6 +203,15 @@ std::string key_without_batch(const SweepSpec& s, const std::vector<size_t>& cho
 std::string check_combination(const SweepSpec& s, const std::vector<size_t>& choice,
                               const std::vector<std::string>& devices, CheckedCache* cache = nullptr) {
   PointRequest r;
+  if (s.kind == PointKind::plan) {
+    try {
+      return plan_request_problem(request_for(s, choice));
+    } catch (const FieldError& e) {
+      return e.field() + ": " + e.message();
+    } catch (const UserError& e) {
+      return e.what();
+    }
+  }
   const std::string key = cache ? key_without_batch(s, choice) : std::string();
   if (cache && cache->count(key)) {
     try {
@@ -362,7 +285,10 @@ void check_axes(const SweepSpec& s) {
           }
       throw UserError(s.axes[blame].where + ": axes." + s.axes[blame].name + ": " + describe(s, c, {blame}) + ": " + bad);
     }
-  const std::set<std::string> placement_keys = {"device", "system", "count", "offer", "pricing", "precision", "framework"};
+  const std::set<std::string> placement_keys =
+      s.kind == PointKind::plan
+          ? std::set<std::string>{"model", "cluster", "device", "gpus", "offer", "pricing", "global_batch"}
+          : std::set<std::string>{"device", "system", "count", "offer", "pricing", "precision", "framework"};
   std::vector<size_t> involved;
   long long combos = 1;
   for (size_t a = 0; a < s.axes.size(); ++a)
@@ -398,6 +324,11 @@ SweepSpec load_sweep(const std::string& path) {
   s.name = top.text("name", fs::path(path).stem().string(), "sweep name");
   s.description = top.text("description", std::string(), "what the sweep explores");
   top.text("note", std::string(), "free text");
+  const std::string kind = top.text("evaluate", std::string("predict"),
+                                    "what a point runs: predict (one training step of a placement) or plan (the "
+                                    "large-model planner's best parallel configuration, as xpusim plan)",
+                                    {"predict", "plan"});
+  s.kind = kind == "plan" ? PointKind::plan : PointKind::predict;
   std::string sampling = top.text("sampling", std::string("grid"), "how points are drawn from the axes",
                                   {"grid", "random", "lhs"});
   s.sampling = sampling == "grid" ? Sampling::grid : sampling == "random" ? Sampling::random : Sampling::lhs;
@@ -418,14 +349,14 @@ SweepSpec load_sweep(const std::string& path) {
     if (!fixed.IsMap()) top.fail("fixed", "expected a mapping field: value");
     for (const auto& kv : fixed) {
       std::string k = kv.first.as<std::string>();
-      if (!is_field_key(k))
+      if (!is_field_key(k, s.kind))
         throw UserError(yaml_location(path, kv.first) + ": fixed." + k + ": unknown field '" + k +
-                        "' (request fields: " + field_keys() + "; set.KEY for a key of the device YAML)");
+                        "' (request fields: " + field_keys(s.kind) + "; set.KEY for a key of the device YAML)");
       s.fixed.emplace_back(k, scalar_text(path, kv.second, "fixed." + k));
     }
   }
   if (!axes.IsMap()) top.fail("axes", "expected a mapping of axes");
-  for (const auto& kv : axes) s.axes.push_back(read_axis(kv.first.as<std::string>(), kv.second, path));
+  for (const auto& kv : axes) s.axes.push_back(read_axis(kv.first.as<std::string>(), kv.second, path, s.kind));
   // A field set twice (in fixed: and by an axis, or by two axes) kept only the last value
   // silently: the row's column showed one value, the point used another.
   {
@@ -465,6 +396,8 @@ SweepSpec load_sweep(const std::string& path) {
     for (const auto& val : a.values)
       for (const auto& [k, v] : val) add_col(k);
 
+  if (present(target) && s.kind == PointKind::plan)
+    top.fail("target", "plan points train a number of tokens: give it as the tokens field (default: 20 per parameter)");
   if (present(target)) {
     SpecReader r(target, path, "target");
     cost::StudyTarget t;
@@ -517,9 +450,9 @@ SweepSpec load_sweep(const std::string& path) {
       for (const auto& kv : m) {
         std::string k = kv.first.as<std::string>();
         std::string where = yaml_location(path, kv.first);
-        if (!find_result_field(k))
+        if (!find_result_field(k, s.kind))
           throw UserError(where + ": constraints." + side + "." + k + ": unknown result field '" + k +
-                          "' (known: " + result_keys() + ")");
+                          "' (known: " + result_keys(s.kind) + ")");
         Bound b;
         b.field = k;
         b.is_max = side[1] == 'a';
@@ -541,10 +474,10 @@ SweepSpec load_sweep(const std::string& path) {
 
   if (present(objectives)) {
     auto add = [&](const std::string& k, const YAML::Node& at, std::optional<std::string> dir) {
-      const ResultField* f = find_result_field(k);
+      const ResultField* f = find_result_field(k, s.kind);
       if (!f)
         throw UserError(yaml_location(path, at) + ": objectives." + k + ": unknown result field '" + k +
-                        "' (known: " + result_keys() + ")");
+                        "' (known: " + result_keys(s.kind) + ")");
       if (dir && *dir != "min" && *dir != "max")
         throw UserError(yaml_location(path, at) + ": objectives." + k + ": '" + *dir + "' is not min or max");
       for (const auto& o : s.objectives)
@@ -559,7 +492,8 @@ SweepSpec load_sweep(const std::string& path) {
       top.fail("objectives", "expected a list of result fields or a mapping field: min|max");
     }
   }
-  if (s.objectives.empty()) s.objectives = {{"throughput_samples_per_s", true}};
+  if (s.objectives.empty())
+    s.objectives = {{s.kind == PointKind::plan ? "throughput_tokens_per_s" : "throughput_samples_per_s", true}};
   if (!s.target)
     for (const auto& o : s.objectives)
       if (o.field == "epochs_to_target" || o.field == "hours_to_target" || o.field == "cost_to_target_usd" ||

@@ -3,6 +3,8 @@
 // per field) or device YAML keys (`set.KEY`), sampling (grid, random, Latin hypercube),
 // an optional training target, constraints and objectives. Every value of every axis is
 // checked here, so a bad sweep fails with `file:line: key: message` before any point runs.
+// A sweep's points run predict() (one training step of a placement) or, with `evaluate: plan`,
+// the large-model planner of `xpusim plan` (its best parallel configuration per point).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -11,18 +13,32 @@
 #include <utility>
 #include <vector>
 
+#include "costmodel/plan_document.hpp"
 #include "costmodel/pricing.hpp"
 #include "costmodel/study_option.hpp"
+#include "predict/llm_plan.hpp"
 #include "predict/predict.hpp"
 
 namespace xpusim::sweep {
 
-// What one point asks for: a predict() request plus how it is billed.
+// What a point evaluates (the sweep's `evaluate:` key).
+enum class PointKind {
+  predict,  // predict(): one training step of a placement, priced by the cost model
+  plan,     // plan_llm(): every parallel configuration of a decoder on a cluster, the best kept
+};
+const char* point_kind_name(PointKind k);
+
+// What one point asks for: a predict() request plus how it is billed, or (PointKind::plan) a
+// planner request plus the tokens to train.
 struct PointRequest {
   PredictRequest predict;
   std::string offer;                              // price catalog id; empty = no dollars
-  std::string pricing = "on_demand";              // tier
+  std::string pricing = "on_demand";              // tier (plan: empty = the offer's first)
   std::optional<double> power_w;                  // overrides the modelled / offer's power for kWh
+  LlmPlanRequest plan;                            // PointKind::plan
+  cost::PlanFixedNames plan_fixed;                // fix_* fields, read into plan.fixed by request_for
+  double tokens = 0;                              // plan: tokens to train (0 = 20 per parameter)
+  double goodput = 1.0;                           // plan: share of wall time that trains
 };
 
 // A request field an axis (or `fixed:`) may set. Adding an axis is one line in the table
@@ -33,11 +49,12 @@ struct AxisField {
   bool integer = false;     // ranges ({from, to, count}) round to whole numbers
   std::function<void(PointRequest&, const std::string&)> apply;
 };
-const std::vector<AxisField>& axis_fields();
+const std::vector<AxisField>& axis_fields(PointKind k = PointKind::predict);
 // Prefix of axes over device YAML keys: `set.mxu_rows` is `--set mxu_rows=VALUE`.
 inline constexpr const char* kSetPrefix = "set.";
 // Applies one assignment (a field of the table or set.KEY). FieldError on a bad value.
-void apply_assignment(PointRequest& r, const std::string& key, const std::string& value);
+void apply_assignment(PointRequest& r, const std::string& key, const std::string& value,
+                      PointKind k = PointKind::predict);
 
 using Assignment = std::pair<std::string, std::string>;  // field key, value as written
 
@@ -61,8 +78,11 @@ struct ResultField {
   std::string description;  // with the unit
   std::string title;        // axis title in words, with the unit in parentheses
 };
-const std::vector<ResultField>& result_fields();
-const ResultField* find_result_field(const std::string& key);
+const std::vector<ResultField>& result_fields(PointKind k = PointKind::predict);
+const ResultField* find_result_field(const std::string& key, PointKind k = PointKind::predict);
+// Text result columns of a plan row (the best configuration's sharding, recompute mode and
+// sequence parallelism), written after the numeric ones; none for predict rows.
+const std::vector<std::string>& text_result_fields(PointKind k);
 
 struct Bound {
   std::string field;
@@ -78,6 +98,7 @@ struct Objective {
 
 struct SweepSpec {
   std::string name, description, file;
+  PointKind kind = PointKind::predict;        // what a point runs (`evaluate:`)
   std::vector<Assignment> fixed;              // set on every point, before the axes
   std::vector<SweepAxis> axes;                // file order
   Sampling sampling = Sampling::grid;

@@ -14,6 +14,7 @@
 
 #include "common/error.hpp"
 #include "devices/cpu/runner.hpp"
+#include "models/head_repeat.hpp"
 
 namespace xpusim::cpu {
 
@@ -161,11 +162,19 @@ inline float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
 void Runner::on_Concat(const OpGraph& g, int i) {
   const OpNode& op = g.op(i);
+  if (const auto h = head_repeat_of(g, op)) {  // grouped-query attention's key/value repeat
+    head_repeat_forward(*h, ptr(op.inputs[0]), ptr(op.outputs[0]));
+    return;
+  }
   concat_split(*this, g, op.inputs, op.outputs[0], op.attrs.axis, false);
 }
 
 void Runner::on_Split(const OpGraph& g, int i) {
   const OpNode& op = g.op(i);
+  if (const auto h = head_repeat_of(g, op)) {  // its gradient: the group's sum per key/value head
+    head_repeat_backward(*h, ptr(op.inputs[0]), ptr(op.outputs[0]));
+    return;
+  }
   concat_split(*this, g, op.outputs, op.inputs[0], op.attrs.axis, true);
 }
 

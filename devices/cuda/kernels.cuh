@@ -82,6 +82,13 @@ void k_gelu_forward(const void* x, void* y, int64_t n, DType t, cudaStream_t s);
 void k_gelu_backward(const void* dy, const void* x, void* dx, int64_t n, DType t, cudaStream_t s);
 // y = x permuted: output axis i is input axis perm[i] (rank <= 8).
 void k_transpose(const void* x, void* y, DType t, const int64_t* in_shape, const int* perm, int rank, cudaStream_t s);
+// Grouped-query attention's head repeat (models/head_repeat.hpp): x [rows, kv dh] to y [rows,
+// kv group dh] with query head h reading key/value head h / group; the backward sums the group's
+// gradients per key/value head (fp32 accumulation).
+void k_repeat_heads(const void* x, void* y, int64_t rows, int64_t kv_heads, int64_t group, int64_t head_dim, DType t,
+                    cudaStream_t s);
+void k_repeat_heads_backward(const void* dy, void* dx, int64_t rows, int64_t kv_heads, int64_t group, int64_t head_dim,
+                             DType t, cudaStream_t s);
 // y = alpha x.
 void k_scale(const void* x, void* y, int64_t n, float alpha, DType t, cudaStream_t s);
 

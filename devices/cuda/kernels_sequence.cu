@@ -1,6 +1,6 @@
 // The sequence-model kernels of the backend (declarations and contracts in kernels.cuh): the
-// LSTM cell step, layer norm, the attention softmax, GELU and transpose. Grid-stride loops,
-// fp32 accumulation for every element type.
+// LSTM cell step, layer norm, the attention softmax, GELU, transpose and the grouped-query
+// head repeat. Grid-stride loops, fp32 accumulation for every element type.
 #include "devices/cuda/kernels_device.cuh"
 
 namespace xpusim::cuda {
@@ -170,6 +170,29 @@ __global__ void softmax_backward_kernel(const TD* dy, const T* y, T* dx, int64_t
   }
 }
 
+// One thread per element of the output: y[r, h dh + j] = x[r, (h / group) dh + j].
+template <class T>
+__global__ void repeat_heads_kernel(const T* x, T* y, int64_t rows, int64_t kv, int64_t group, int64_t dh) {
+  const int64_t in_w = kv * dh, out_w = in_w * group;
+  XPUSIM_GRID_LOOP(i, rows * out_w) {
+    const int64_t r = i / out_w, c = i % out_w;
+    y[i] = x[r * in_w + (c / dh / group) * dh + c % dh];
+  }
+}
+
+// One thread per element of dx: the sum over the group's query heads, in fp32.
+template <class T>
+__global__ void repeat_heads_backward_kernel(const T* dy, T* dx, int64_t rows, int64_t kv, int64_t group, int64_t dh) {
+  const int64_t in_w = kv * dh, out_w = in_w * group;
+  XPUSIM_GRID_LOOP(i, rows * in_w) {
+    const int64_t r = i / in_w, c = i % in_w;
+    const T* src = dy + r * out_w + (c / dh) * group * dh + c % dh;
+    float acc = 0.f;
+    for (int64_t g = 0; g < group; ++g) acc += ld<T>(src[g * dh]);
+    dx[i] = st<T>(acc);
+  }
+}
+
 template <class T>
 __global__ void gelu_forward_kernel(const T* x, T* y, int64_t n) {
   XPUSIM_GRID_LOOP(i, n) {
@@ -268,6 +291,20 @@ void k_gelu_backward(const void* dy, const void* x, void* dx, int64_t n, DType t
   XPUSIM_DISPATCH(t, "gelu_backward",
     gelu_backward_kernel<T><<<blocks_for(n), kThreads, 0, s>>>(static_cast<const T*>(dy), static_cast<const T*>(x),
                                                                static_cast<T*>(dx), n););
+}
+
+void k_repeat_heads(const void* x, void* y, int64_t rows, int64_t kv_heads, int64_t group, int64_t head_dim, DType t,
+                    cudaStream_t s) {
+  XPUSIM_DISPATCH(t, "repeat_heads",
+    repeat_heads_kernel<T><<<blocks_for(rows * kv_heads * group * head_dim), kThreads, 0, s>>>(
+        static_cast<const T*>(x), static_cast<T*>(y), rows, kv_heads, group, head_dim););
+}
+
+void k_repeat_heads_backward(const void* dy, void* dx, int64_t rows, int64_t kv_heads, int64_t group, int64_t head_dim,
+                             DType t, cudaStream_t s) {
+  XPUSIM_DISPATCH(t, "repeat_heads_backward",
+    repeat_heads_backward_kernel<T><<<blocks_for(rows * kv_heads * head_dim), kThreads, 0, s>>>(
+        static_cast<const T*>(dy), static_cast<T*>(dx), rows, kv_heads, group, head_dim););
 }
 
 void k_transpose(const void* x, void* y, DType t, const int64_t* in_shape, const int* perm, int rank, cudaStream_t s) {

@@ -12,6 +12,7 @@
 #include "devices/cuda/dnn.hpp"
 #include "devices/cuda/kernels.cuh"
 #include "devices/cuda/replica.hpp"
+#include "models/head_repeat.hpp"
 
 namespace xpusim::cuda {
 
@@ -320,6 +321,12 @@ int64_t outer_of(const Shape& s, int axis) {
 
 void Replica::on_Concat(const OpGraph& g, int op) {
   const OpNode& n = g.op(op);
+  if (const auto h = head_repeat_of(g, n)) {  // grouped-query attention's key/value repeat
+    if (dtype(n.inputs[0]) != dtype(n.outputs[0])) throw InternalError("cuda head repeat: types differ in " + n.name);
+    k_repeat_heads(P(n.inputs[0]), P(n.outputs[0]), h->rows, h->kv_heads, h->group, h->head_dim, dtype(n.inputs[0]),
+                   stream_);
+    return;
+  }
   // A one-input Concat is an imported model's slice, pad or resize (ModelBuilder::copy_to),
   // priced as traffic; only true concatenations run here.
   int64_t parts = 0;
@@ -343,6 +350,12 @@ void Replica::on_Concat(const OpGraph& g, int op) {
 
 void Replica::on_Split(const OpGraph& g, int op) {
   const OpNode& n = g.op(op);
+  if (const auto h = head_repeat_of(g, n)) {  // its gradient: the group's sum per key/value head
+    if (dtype(n.inputs[0]) != dtype(n.outputs[0])) throw InternalError("cuda head repeat: types differ in " + n.name);
+    k_repeat_heads_backward(P(n.inputs[0]), P(n.outputs[0]), h->rows, h->kv_heads, h->group, h->head_dim,
+                            dtype(n.inputs[0]), stream_);
+    return;
+  }
   int64_t parts = 0;
   for (int y : n.outputs) parts += numel(y);
   if (parts != numel(n.inputs[0]))

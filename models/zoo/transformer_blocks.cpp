@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+#include "models/head_repeat.hpp"
+
 namespace xpusim::zoo {
 
 namespace {
@@ -24,10 +26,8 @@ int rotary(ModelBuilder& b, int x, const std::string& n) {
 // Grouped-query attention: k or v [N, T, kv_heads * dh] repeated to the query heads
 // [N, T, heads * dh] (Hugging Face's repeat_kv) so the attention core stays multi-head; its
 // FLOPs are those of the query heads, as in every GQA kernel.
-int repeat_kv(ModelBuilder& b, int x, int64_t width, const std::string& n) {
-  Shape s = b.shape(x);
-  s.back() = width;
-  return b.copy_to(x, s, static_cast<int>(s.size()) - 1, n);
+int repeat_kv(ModelBuilder& b, int x, int64_t width, int64_t heads, const std::string& n) {
+  return repeat_heads(b, x, width, heads, n);
 }
 
 int attention(ModelBuilder& b, const TransformerParams& p, int h, const std::string& n) {
@@ -40,8 +40,8 @@ int attention(ModelBuilder& b, const TransformerParams& p, int h, const std::str
     k = rotary(b, k, n + ".attn.k_rotary");
   }
   if (kvw != qw) {
-    k = repeat_kv(b, k, qw, n + ".attn.k_repeat");
-    v = repeat_kv(b, v, qw, n + ".attn.v_repeat");
+    k = repeat_kv(b, k, qw, p.heads, n + ".attn.k_repeat");
+    v = repeat_kv(b, v, qw, p.heads, n + ".attn.v_repeat");
   }
   // ALiBi adds a fixed per-head bias to the scores inside the softmax: no parameters, and its
   // one add per score is within the attention op's per-score work.

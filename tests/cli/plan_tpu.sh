@@ -35,6 +35,9 @@ grep -q '"gpus": 256' <<<"$out" || { echo "FAIL: v5e-256 is not 256 chips"; fail
 # Text output ranks them; two slices of v5e-256 join over DCN and still plan.
 out="$("$bin" plan "${m[@]}" --cluster v5e-256 --top 3)"
 grep -q "zero3" <<<"$out" || { echo "FAIL: text output"; fail=1; }
+# A slice's devices are chips: the text says "per chip", not "per GPU" (issue 30d).
+grep -q "GB per chip" <<<"$out" || { echo "FAIL: text output does not say per chip"; fail=1; }
+if grep -q "GPU" <<<"$out"; then echo "FAIL: text output of a TPU slice says GPU"; fail=1; fi
 out="$("$bin" plan "${m[@]}" --cluster v5e-256 --gpus 512 --format json)"
 grep -q '"gpus": 512' <<<"$out" || { echo "FAIL: 2 x v5e-256"; fail=1; }
 # Deterministic.

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <vector>
@@ -14,6 +16,7 @@
 
 #include "devices/cuda/replica.hpp"
 #include "models/builder.hpp"
+#include "models/head_repeat.hpp"
 #include "models/training.hpp"
 #include "predict/predict.hpp"
 #include "tests/unit/predict_request.hpp"
@@ -483,6 +486,26 @@ bool reference(Ctx& c, std::vector<Vec>& want) {
     }
     case OpKind::Concat:
     case OpKind::Split: {
+      if (a.heads > 1 && n.inputs.size() == 1 && n.outputs.size() == 1) {
+        // Grouped-query attention's key/value repeat (models/head_repeat.hpp: repeat_heads), written from
+        // its definition rather than through models/head_repeat: query head h of the wide side
+        // reads key/value head h / (heads / kv_heads); the Split of the backward sums them back.
+        const bool fwd = n.kind == OpKind::Concat;
+        const Shape& ws = c.s(fwd ? n.outputs[0] : n.inputs[0]);
+        const Shape& ns = c.s(fwd ? n.inputs[0] : n.outputs[0]);
+        const int64_t dh = ws.back() / a.heads, kv = ns.back() / dh, group = a.heads / kv;
+        const int64_t rows = c.g.tensor(n.inputs[0]).desc.numel() / (fwd ? ns.back() : ws.back());
+        Vec out(size_t(rows * (fwd ? ws.back() : ns.back())), 0.f);
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t h = 0; h < a.heads; ++h)
+            for (int64_t j = 0; j < dh; ++j) {
+              const size_t wide = size_t(r * ws.back() + h * dh + j), narrow = size_t(r * ns.back() + (h / group) * dh + j);
+              if (fwd) out[wide] = c.in[0][narrow];
+              else out[narrow] += c.in[0][wide];
+            }
+        want = {out};
+        return true;
+      }
       // Rows of `outer` elements before the axis; each piece contributes a contiguous run.
       const std::vector<int>& pieces = n.kind == OpKind::Concat ? n.inputs : n.outputs;
       const Shape& whole = c.s(n.kind == OpKind::Concat ? n.outputs[0] : n.inputs[0]);
@@ -651,8 +674,10 @@ OpGraph tiny_lstm(bool return_sequences, bool reverse) {
 // weight bias gradient).
 // `llama_norms`: RMSNorm before attention and at the end, a bias-free LayerNorm (MPT) before
 // the MLP (the norms the cuda backend refused before issue 30c).
-OpGraph tiny_transformer_graph(Precision p, bool llama_norms = false) {
-  const int64_t N = 2, T = 6, D = 8, H = 2, V = 11;
+// `kv_heads` > 0: grouped-query attention, H = 4 query heads sharing `kv_heads` key/value heads
+// (the k and v projections are kv_heads x 2 wide and repeated to the query heads).
+OpGraph tiny_transformer_graph(Precision p, bool llama_norms = false, int64_t kv_heads = 0) {
+  const int64_t N = 2, T = 6, D = 8, H = kv_heads > 0 ? 4 : 2, V = 11, KV = kv_heads > 0 ? kv_heads : H;
   OpGraph g;
   ModelBuilder b(g, N, p);
   int ids = b.sequence_input("ids", T);
@@ -664,7 +689,13 @@ OpGraph tiny_transformer_graph(Precision p, bool llama_norms = false) {
   for (int l = 0; l < 2; ++l) {
     const std::string n = "l" + std::to_string(l);
     int h = llama_norms ? b.layer_norm(x, n + ".ln1", 1e-5, false, true) : b.layer_norm(x, n + ".ln1");
-    int q = b.dense(h, D, true, n + ".q"), k = b.dense(h, D, true, n + ".k"), v = b.dense(h, D, true, n + ".v");
+    int q = b.dense(h, D, true, n + ".q");
+    int k = b.dense(h, KV * (D / H), true, n + ".k");
+    int v = b.dense(h, KV * (D / H), true, n + ".v");
+    if (KV != H) {
+      k = repeat_heads(b, k, D, H, n + ".k_repeat");
+      v = repeat_heads(b, v, D, H, n + ".v_repeat");
+    }
     int att;
     if (l == 0) {
       att = b.attention(q, k, v, H, true, n + ".attn");
@@ -703,6 +734,37 @@ TEST_CASE("RMSNorm and bias-free LayerNorm match the host reference", "[gpu]") {
   CHECK(worst.count("layer_norm") == 1);
   CHECK(worst.count("layer_norm_backward") == 1);
   check_step(tiny_transformer_graph(Precision::mixed_bf16, true), 6e-2);
+}
+
+TEST_CASE("grouped- and multi-query attention (kv_heads < heads) match the host reference", "[gpu]") {
+  for (int64_t kv : {2, 1}) {  // 4 query heads over 2 key/value heads (GQA), over 1 (MQA)
+    INFO("kv_heads " << kv);
+    auto worst = check_step(tiny_transformer_graph(Precision::fp32, true, kv), 2e-3);
+    CHECK(worst.count("concat") == 1);  // the repeat and the gradient's sum over the group
+    CHECK(worst.count("split") == 1);
+    CHECK(worst.count("attention") == 1);
+    CHECK(worst.count("attention_backward") == 1);
+  }
+  check_step(tiny_transformer_graph(Precision::mixed_bf16, true, 2), 6e-2);
+}
+
+TEST_CASE("a llama-style model with grouped-query attention trains on the cuda backend", "[gpu]") {
+  // The zoo's Llama layout (RMSNorm, SwiGLU, rotary positions, untied head, 4 query heads over
+  // 2 key/value heads) at tiny_transformer's size: the cuda backend refused its key/value
+  // repeat before issue 30d. On one fixed batch its loss must fall.
+  const std::string path = (std::filesystem::temp_directory_path() / "xpusim_gpu_tiny_llama_gqa.yaml").string();
+  {
+    std::ofstream f(path);
+    f << "name: tiny_llama_gqa\nfamily: transformer\ndataset: openwebtext\ntask: sequence\ninput: [16]\n"
+         "classes: 64\noptimizer: adam\nparams:\n  vocab: 64\n  hidden: 32\n  layers: 2\n  heads: 4\n"
+         "  kv_heads: 2\n  ffn: 64\n  max_positions: 16\n  type_vocab: 0\n  causal: true\n  pre_norm: true\n"
+         "  final_norm: true\n  pooler: false\n  head: lm\n  norm: rms_norm\n  mlp: swiglu\n  position: rotary\n"
+         "  bias: false\n  tied_embeddings: false\n  dropout: 0.0\n  layer_norm_eps: 1.0e-5\n";
+  }
+  StepReport rep = predict(cuda_run(path, 8, "fp32", 30, 0));
+  std::filesystem::remove(path);
+  INFO("loss " << rep.extra["loss_first"] << " -> " << rep.extra["loss_last"]);
+  CHECK(rep.extra["loss_last"].get<double>() < rep.extra["loss_first"].get<double>());
 }
 
 TEST_CASE("the tiny Transformer step under mixed fp16 and bf16 matches within low-precision tolerance", "[gpu]") {

@@ -129,6 +129,30 @@ with tempfile.TemporaryDirectory() as tmp:
         if k not in shared:
             fail(f"compare and sweep rows do not share {k}")
 
+# sweep with plan points (evaluate: plan): rows and summary of the shipped llm_plan_clusters.
+plan_rows = []
+with tempfile.TemporaryDirectory() as tmp:
+    rows_path = os.path.join(tmp, "plan.jsonl")
+    out = run(["sweep", f"{src}/configs/sweeps/llm_plan_clusters.yaml", "-o", rows_path, "--summary", "json"])
+    if out is not None:
+        check(summary_v, json.loads(out), "sweep (plan points) --summary json")
+        with open(rows_path) as f:
+            for i, line in enumerate(f, 1):
+                row = json.loads(line)
+                plan_rows.append(row)
+                check(row_v, row, f"sweep plan.jsonl:{i}")
+    if len(plan_rows) != 6 or not all(r["status"] == "ok" for r in plan_rows):
+        fail(f"sweep (plan points): {len(plan_rows)} rows, expected 6 ok")
+    if plan_rows:
+        bad = dict(plan_rows[0])
+        bad["sharding"] = "zero9"
+        if row_v.is_valid(bad):
+            fail("sweep row schema accepts sharding zero9 on a plan row")
+        bad = dict(plan_rows[0])
+        bad["mfu"] = 1.5
+        if row_v.is_valid(bad):
+            fail("sweep row schema accepts mfu 1.5 on a plan row")
+
 # plan: a small dense model on an H100 cluster, with an offer.
 plan_v = validator("plan")
 out = run(["plan", "--model", "gpt2", "--cluster", "hgx_h100_ib3200", "--gpus", "16", "--global-batch", "64",
@@ -144,5 +168,5 @@ if out is not None:
         if plan_v.is_valid(bad):
             fail("plan schema accepts mfu 1.5")
 
-print(f"{len(compare_rows)} compare rows, {len(rows)} sweep rows checked")
+print(f"{len(compare_rows)} compare rows, {len(rows)} sweep rows, {len(plan_rows)} plan sweep rows checked")
 sys.exit(1 if failures else 0)

@@ -206,6 +206,27 @@ TEST_CASE("cluster YAMLs: per-GPU NIC share and NVLink rate", "[llm][cluster]") 
   CHECK_THROWS_AS(find_cluster("no_such_cluster"), FieldError);
 }
 
+// A PCIe node of cards without peer-to-peer (GeForce Ampere/Ada): NCCL stages each hop through
+// host memory, so the 8 GPUs share the host's staging bandwidth, as the analytical engine prices
+// a single node (parallel/topology.hpp). server_pcie: 50 GB/s slots, staging_gbps 48.
+TEST_CASE("llm_network: GPUs without PCIe peer-to-peer share the host's staging bandwidth", "[llm][cluster]") {
+  ClusterSpec c = find_cluster("hgx_a100_roce1600");
+  c.node = find_system("server_pcie");
+  REQUIRE(c.node.host.staging_gbps == 48);
+  REQUIRE(c.devices_per_node() == 8);
+  // A Gen4 card (24 GB/s port) with peer-to-peer: the slot capped by the port.
+  const LlmNetwork p2p = llm_network(c, DevicePorts{24, 0, true});
+  CHECK(p2p.intra.bytes_s == Approx(24e9 * c.intra_bus_efficiency));
+  // Without it: min(24, 48 / 8) = 6 GB/s per GPU.
+  const LlmNetwork staged = llm_network(c, DevicePorts{24, 0, false});
+  CHECK(staged.intra.bytes_s == Approx(6e9 * c.intra_bus_efficiency));
+  // The network between nodes does not depend on it.
+  CHECK(staged.inter.bytes_s == Approx(p2p.inter.bytes_s));
+  // An NVSwitch node never stages: the flag changes nothing there.
+  const ClusterSpec h = find_cluster("hgx_h100_ib3200");
+  CHECK(llm_network(h, DevicePorts{50, 450, false}).intra.bytes_s == Approx(llm_network(h, DevicePorts{50, 450}).intra.bytes_s));
+}
+
 namespace {
 // fp8 GEMMs at twice the 16-bit rate (H100: 1,979 vs 989 TFLOP/s dense).
 class Fp8Pricer final : public LlmKernelPricer {
