@@ -202,6 +202,9 @@ class TpuEngine final : public Engine {
     rep.extra["infeed_bytes_per_step"] = prog.infeed_bytes;
     rep.extra["infeed_stall_s"] = r.infeed_stall_s;
     rep.extra["fused_ops"] = static_cast<int64_t>(prog.ops.size());
+    // What XLA compiles before the first step: one kernel per fused op. The host pass prices
+    // the compile by it (issue 32; docs/tpu-model.md "Compile time").
+    rep.extra["compiled_kernels"] = static_cast<int64_t>(prog.ops.size());
     rep.extra["program_tasks"] = static_cast<int64_t>(prog.tasks.size());
     rep.extra["simulated_steps"] = c.steps;
     for (int u = 0; u < kNumUnits; ++u)
