@@ -117,11 +117,16 @@ void apply_host_pass(const StepRequest& req, const OpGraph& g, StepReport& rep) 
 
 void apply_run_costs(const ResolvedPlacement& pl, bool real_backend, int64_t tokens_per_sample, const OpGraph& g,
                      StepReport& rep) {
-  // One-off graph build / compile of the framework, from the size of the step graph, unless
-  // the engine modelled it itself.
+  // One-off graph build / compile of the framework, from the size of the step's program: the
+  // kernels an engine that lowers the step reports (`compiled_kernels`: XLA's fusions on the
+  // TPU, each of which its backend compiles; docs/tpu-model.md "Compile time"), else the ops
+  // of the step graph. Unless the engine modelled it itself.
   const FrameworkSpec& fw = *pl.framework;
-  if (rep.compile_time_s == 0 && !real_backend)
-    rep.compile_time_s = fw.compile_base_s + fw.compile_per_op_ms * 1e-3 * static_cast<double>(g.num_ops());
+  if (rep.compile_time_s == 0 && !real_backend) {
+    const auto kernels = rep.extra.find("compiled_kernels");
+    const double ops = kernels != rep.extra.end() ? kernels->get<double>() : static_cast<double>(g.num_ops());
+    rep.compile_time_s = fw.compile_base_s + fw.compile_per_op_ms * 1e-3 * ops;
+  }
   // Average power and energy per step of the placement from the report's utilisation
   // (engine/power.hpp, docs/power.md). Devices that state no power, and real backends (no
   // device spec), report none.

@@ -120,9 +120,7 @@ LlmPlanResult plan_llm_tpu(const LlmPlanRequest& r, const TpuClusterName& t) {
   TpuPricer pricer(d, fw);
   TpuFabric fabric;
   fabric.slice = ms.slice.torus;
-  fabric.dcn = ms.dcn;
-  fabric.dcn.bytes_per_s_per_chip *= d.dcn_efficiency;
-  fabric.dcn.latency_s = d.dcn_step_latency_us * 1e-6;
+  fabric.dcn = ms.dcn;  // dcn_efficiency and dcn_step_latency_us applied by tpu_multislice
   fabric.host_bytes_s_per_chip = d.host_link_gbps * 1e9;
 
   TpuSearchOptions o;

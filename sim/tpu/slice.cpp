@@ -129,8 +129,11 @@ TpuMultislice tpu_multislice(const TpuSpec& spec, long long chips, const std::st
                                     std::to_string(m.slices) + " slices cannot be joined");
     m.dcn.slices = m.slices;
     const double chips_per_host = std::min<double>(static_cast<double>(spec.chips_per_board), static_cast<double>(m.slice.chips));
-    m.dcn.bytes_per_s_per_chip = spec.host_nic_gbps * 1e9 / 8 / chips_per_host;
-    m.dcn.latency_s = kDcnStepLatencyS;
+    // One set of DCN constants for the SystemC engine and the planner (parallel/tpu_llm): the
+    // sustained share of the NIC and the per-ring-step latency, fitted on the MaxText v5e rows
+    // (device YAML dcn_efficiency, dcn_step_latency_us; docs/tpu-llm.md).
+    m.dcn.bytes_per_s_per_chip = spec.host_nic_gbps * 1e9 / 8 / chips_per_host * spec.dcn_efficiency;
+    m.dcn.latency_s = spec.dcn_step_latency_us * 1e-6;
   }
   return m;
 }

@@ -26,10 +26,6 @@ struct TpuMultislice {
   long long chips() const { return slice.chips * slices; }
 };
 
-// Latency of one DCN ring step between hosts (estimate: a data-center round of a few switch
-// hops and the host stack; no published figure).
-inline constexpr double kDcnStepLatencyS = 10e-6;
-
 // "v5e-256", "v5litepod-256" (the spec's slice_prefix or the device name without "tpu_"),
 // or a shape "16x16" / "4x4x8". FieldError(field) when the generation does not offer it.
 TpuSlice tpu_slice(const TpuSpec& spec, const std::string& name_or_shape, const std::string& field = "slice");

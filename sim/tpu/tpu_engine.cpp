@@ -116,7 +116,13 @@ class TpuEngine final : public Engine {
       const TpuMultislice m = tpu_multislice(spec, count / spec.cores_per_chip);
       const parallel::MultisliceTime unit = parallel::multislice_all_reduce(m.slice.torus, m.dcn, 1.0);
       const double a = (unit.ici.bandwidth_s + unit.dcn.bandwidth_s) * spec.cores_per_chip;
-      const double b = unit.ici.latency_s + unit.dcn.latency_s;
+      // XLA's all-reduce combiner merges the step's per-weight gradient all-reduces into a few
+      // large ones before they cross the DCN, so the DCN ring's per-step latency
+      // (dcn_step_latency_us, 600 us on v5e) is paid about once per step, not once per weight
+      // (161 times for ResNet-50): spread here over the program's all-reduces, taken as one.
+      int all_reduces = 0;
+      for (const Task& t : prog.tasks) all_reduces += t.unit == Unit::ici && t.bytes > 0;
+      const double b = unit.ici.latency_s + unit.dcn.latency_s / std::max(1, all_reduces);
       const double n = count;
       if (a > 0) c.ici_bytes_per_s = 2 * (n - 1) / n / a;
       c.ici_hop_latency_s = b / (2 * (n - 1));
@@ -196,6 +202,9 @@ class TpuEngine final : public Engine {
     rep.extra["infeed_bytes_per_step"] = prog.infeed_bytes;
     rep.extra["infeed_stall_s"] = r.infeed_stall_s;
     rep.extra["fused_ops"] = static_cast<int64_t>(prog.ops.size());
+    // What XLA compiles before the first step: one kernel per fused op. The host pass prices
+    // the compile by it (issue 32; docs/tpu-model.md "Compile time").
+    rep.extra["compiled_kernels"] = static_cast<int64_t>(prog.ops.size());
     rep.extra["program_tasks"] = static_cast<int64_t>(prog.tasks.size());
     rep.extra["simulated_steps"] = c.steps;
     for (int u = 0; u < kNumUnits; ++u)

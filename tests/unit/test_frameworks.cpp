@@ -152,6 +152,26 @@ TEST_CASE("Colab TPU: the first epoch (XLA compile) is several times the later o
   CHECK(r.bottleneck == Resource::infeed);
 }
 
+TEST_CASE("Colab TPU: XLA compile time is a cost per fused kernel of the lowered step", "[frameworks][tpu]") {
+  // keras_tf1_13_tpu: compile = compile_base_s + compile_per_op_ms x the step's fused kernels
+  // (predict/host_pass.cpp, docs/tpu-model.md "Compile time"), from the profile's own numbers.
+  const FrameworkSpec fw = load_framework_spec(find_framework_file("keras-tf1.13", "tpu_systemc"));
+  REQUIRE(fw.compile_per_op_ms > 0);
+  auto kernels = [](const StepReport& r) { return static_cast<double>(r.extra.at("compiled_kernels").get<int64_t>()); };
+  auto colab = [](const char* model, int64_t batch) {
+    return run("tpu_v2", 8, model, batch, "keras-tf1.13", "bf16", DataSource::real, "colab_tpu_v2-8");
+  };
+  const StepReport cnn = colab("cnn10", 16), cnn_big = colab("cnn10", 128), wrn = colab("wrn28_10", 16);
+  for (const StepReport* r : {&cnn, &cnn_big, &wrn})
+    CHECK(r->compile_time_s == Approx(fw.compile_base_s + fw.compile_per_op_ms * 1e-3 * kernels(*r)));
+  // The program, not the batch, sets it; WRN-28-10's 25 convolutions, their batch norms and the
+  // residual adds lower to more than twice cnn10's kernels.
+  CHECK(kernels(cnn_big) == kernels(cnn));
+  CHECK(cnn_big.compile_time_s == cnn.compile_time_s);
+  CHECK(kernels(wrn) > 2 * kernels(cnn));
+  CHECK(wrn.compile_time_s > 2 * cnn.compile_time_s);
+}
+
 TEST_CASE("cloud CPUs: 64 vCPUs are never more than 15% faster than 32", "[frameworks][conclusions]") {
   for (const char* model : {"mnist_mlp", "cifar10_cnn"}) {
     const int64_t batch = std::string(model) == "mnist_mlp" ? 128 : 32;
