@@ -1,15 +1,20 @@
 // `xpusim graph`: the op graph of a model (forward, or a whole training step) with per-op
-// work and totals.
+// work and totals; `--chakra DIR` also writes it as Chakra execution traces for ASTRA-sim
+// (models/chakra_export.hpp), timed by the analytical engine when a --device is given.
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "cli/commands.hpp"
 #include "common/error.hpp"
 #include "common/output.hpp"
 #include "common/records.hpp"
+#include "devices/analytical/engine.hpp"
+#include "models/chakra_export.hpp"
 #include "models/graph_record.hpp"
 #include "models/work.hpp"
 #include "models/zoo.hpp"
+#include "predict/predict.hpp"
 
 namespace xpusim::cli {
 
@@ -24,6 +29,9 @@ struct GraphArgs {
   std::string format = "table";
   bool totals_only = false;
   std::string task = "train";
+  std::string chakra_dir;
+  int count = 1;
+  std::string device, system, framework;
 };
 }  // namespace
 
@@ -41,6 +49,18 @@ void register_graph(CLI::App& app) {
                   "train (totals of the training step) or inference (the forward pass only: no labels, loss, "
                   "backward or update)")
       ->capture_default_str();
+  cmd->add_option("--chakra", a->chakra_dir,
+                  "also write the step's op graph as Chakra execution traces for ASTRA-sim, DIR/<model>.<rank>.et "
+                  "(one per data-parallel rank; docs/outputs.md)");
+  cmd->add_option("--count", a->count,
+                  "data-parallel devices: > 1 adds one gradient all-reduce per weight (Chakra COMM_COLL_NODEs)")
+      ->capture_default_str()
+      ->check(int_in(1, kMaxDevices));
+  cmd->add_option("--device", a->device,
+                  "--chakra: time each compute op with the analytical engine on this device (default: durations 0, "
+                  "left to ASTRA-sim's roofline)");
+  cmd->add_option("--system", a->system, "with --device: the system (default: the device's)");
+  cmd->add_option("--framework", a->framework, "with --device: the framework profile (default: neutral)");
   add_format_option(*cmd, a->format, "table|json|csv", "table");
   cmd->callback([a] {
     OutputFormat f = parse_output_format(a->format, {OutputFormat::table, OutputFormat::json, OutputFormat::csv});
@@ -57,7 +77,42 @@ void register_graph(CLI::App& app) {
       throw UserError("--optimizer: unknown optimizer '" + opt + "' (sgd_momentum|adam)");
     o.task = task_from_name(a->task);
     o.training = true;  // totals always cover the training step (or the inference pass); --train lists its ops
+    o.training_options.replicas = a->count;
+    if (a->chakra_dir.empty() && (!a->device.empty() || !a->system.empty() || !a->framework.empty()))
+      throw UserError("--device, --system and --framework time the ops of a --chakra export; give --chakra DIR");
+    std::optional<PreparedRequest> timed;
+    if (!a->device.empty()) {
+      // The same request predict would run: its placement decides the replicas (a CPU
+      // machine's vCPUs are one worker) and its graph options the graph.
+      PredictRequest r;
+      r.model = a->model;
+      r.onnx = onnx;
+      r.batch_per_device = a->batch;
+      r.precision = a->precision;
+      r.task = o.task;
+      r.optimizer = a->optimizer;
+      r.placement.device = a->device;
+      r.placement.system = a->system;
+      r.placement.framework = a->framework;
+      r.placement.count = a->count;
+      const std::string engine = engine_for_device(a->device);  // before loading any engine module
+      if (engine != "analytical")
+        throw UserError("--device: '" + a->device + "' runs on the " + engine +
+                        " engine; Chakra op durations come from the analytical engine (GPU and CPU devices)");
+      timed = prepare_request(r);
+      o = timed->options;
+    }
     OpGraph g = build_graph(spec, o);
+    if (!a->chakra_dir.empty()) {
+      const std::vector<double> times = timed ? analytical::op_times_s(g, timed->placement) : std::vector<double>{};
+      const int ranks = o.training_options.replicas;
+      const auto paths = write_chakra_traces(a->chakra_dir, spec.name, g, times, ranks);
+      int colls = 0;
+      for (int i = 0; i < g.num_ops(); ++i) colls += g.op(i).kind == OpKind::AllReduce;
+      std::cerr << "chakra: wrote " << paths.size() << " execution trace" << (paths.size() == 1 ? "" : "s") << " ("
+                << g.num_ops() << " nodes each, " << colls << " all-reduce) to " << a->chakra_dir << "/"
+                << chakra_file_stem(spec.name) << ".<rank>.et\n";
+    }
     GraphTotals t = graph_totals(g);
     std::vector<int> shown;
     for (int i = 0; i < g.num_ops(); ++i)

@@ -50,7 +50,7 @@ void check_subcommand(const CLI::App& app, int argc, char** argv) {
 void check_empty_paths(int argc, char** argv) {
   static const char* const kPathFlags[] = {"--trace", "--vcd", "--chart", "--checkpoint", "--out", "--output", "-o",
                                            "--report", "--log", "--measure-out", "--write-topology", "--data-dir",
-                                           "--config-dir", "--reference", "--calibration", "--model"};
+                                           "--config-dir", "--reference", "--calibration", "--model", "--chakra"};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--") break;

@@ -174,6 +174,8 @@ std::string svg_xy_chart(const SvgChart& chart, const std::vector<SvgSeries>& se
   for (const auto& [v, unused] : c.x_ticks)
     if (std::isfinite(v) && (!c.log_x || v > 0)) { xmn = std::min(xmn, v); xmx = std::max(xmx, v); }
   if (c.zero_line && !c.log_y) { ymn = std::min(ymn, 0.0); ymx = std::max(ymx, 0.0); }
+  // The band's edges inside the plot, so that a reader sees where +-band ends.
+  if (c.ratio_band > 0) { ymn = std::min(ymn, 1 - 1.3 * c.ratio_band); ymx = std::max(ymx, 1 + 1.3 * c.ratio_band); }
   if (c.diagonal) {  // same range on both axes so that y = x is the 45-degree line
     double mn = std::min(xmn, ymn), mx = std::max(xmx, ymx);
     xmn = ymn = mn;
@@ -209,6 +211,14 @@ std::string svg_xy_chart(const SvgChart& chart, const std::vector<SvgSeries>& se
     double lo = c.log_x ? std::pow(10.0, ax.lo) : ax.lo, hi = c.log_x ? std::pow(10.0, ax.hi) : ax.hi;
     s << "<line x1=\"" << f2(ax.map(lo)) << "\" y1=\"" << f2(ay.map(lo)) << "\" x2=\"" << f2(ax.map(hi)) << "\" y2=\""
       << f2(ay.map(hi)) << "\" stroke=\"#888\" stroke-dasharray=\"4 3\"><title>y = x</title></line>\n";
+  }
+  if (c.ratio_band > 0 && (!c.log_y || c.ratio_band < 1)) {
+    const std::string pct = tick_label(100 * c.ratio_band);
+    const double y_hi = ay.map(1 + c.ratio_band), y_lo = ay.map(1 - c.ratio_band);
+    s << "<rect class=\"ratio-band\" x=\"" << f2(l) << "\" y=\"" << f2(y_hi) << "\" width=\"" << f2(r - l)
+      << "\" height=\"" << f2(y_lo - y_hi) << "\" fill=\"#009E73\" fill-opacity=\"0.12\"><title>within " << pct
+      << "% of the reference</title></rect>\n<line x1=\"" << f2(l) << "\" y1=\"" << f2(ay.map(1)) << "\" x2=\""
+      << f2(r) << "\" y2=\"" << f2(ay.map(1)) << "\" stroke=\"#555\"><title>predicted = reference</title></line>\n";
   }
   if (c.zero_line && !c.log_y && std::isfinite(ymn))
     s << "<line x1=\"" << f2(l) << "\" y1=\"" << f2(ay.map(0)) << "\" x2=\"" << f2(r) << "\" y2=\"" << f2(ay.map(0))

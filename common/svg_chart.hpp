@@ -42,6 +42,9 @@ struct SvgChart {
   bool log_x = false, log_y = false;
   bool diagonal = false;   // draw y = x (predicted vs reference)
   bool zero_line = false;  // draw y = 0
+  // > 0: a ratio chart (predicted / reference): draw y = 1 and shade 1 +- ratio_band (0.1 =
+  // within 10%); the y range always holds the band.
+  double ratio_band = 0;
   // Ticks at these x values with these labels (e.g. the data's device counts 1, 2, 4, 8, or
   // category names); empty = automatic ticks.
   std::vector<std::pair<double, std::string>> x_ticks;

@@ -1,6 +1,7 @@
 #include "validation/report_html.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -193,9 +194,71 @@ std::string report_html(const ValidationResult& r) {
   h << table_html({"metric", "rows", "mape_pct", "mean_error_pct"}, group_rows(r.by_metric));
   h << table_html({"framework", "rows", "mape_pct", "mean_error_pct"}, group_rows(r.by_framework));
 
+  // Scaling, read as a ratio: per model, predicted / reference throughput against the number
+  // of devices, one dot per used row, a colour per device, y = 1 and a +-10% band. Lines of
+  // absolute throughput stack near-identical curves (issue 36); they stay below, folded.
+  h << "<h2>Predicted / reference throughput vs number of devices</h2>\n<p>One dot per reference row; 1 = "
+       "exact, the shaded band = within 10%. Rows of one device count sit side by side.</p>\n<div class=\"charts\">\n";
+  struct Ratio {
+    std::map<std::string, SvgSeries> by_dev;
+    std::set<int> counts;
+    std::vector<std::string> not_drawn;
+  };
+  std::map<std::string, Ratio> ratios;
+  for (const auto& x : r.rows) {
+    if (x.row.metric != "train_throughput") continue;
+    Ratio& ra = ratios[x.row.model];
+    if (!x.used) {
+      ra.not_drawn.push_back(row_tip(x) + ": skipped, " + x.reason);
+      continue;
+    }
+    if (!x.row.num_devices || !x.predicted || !x.row.value || *x.row.value <= 0) {
+      ra.not_drawn.push_back(row_tip(x) + ": no device count or value");
+      continue;
+    }
+    SvgSeries& se = ra.by_dev[x.row.device];
+    se.label = x.row.device;
+    se.colour = colour.count(x.row.device) ? colour[x.row.device] : "#888";
+    ra.counts.insert(*x.row.num_devices);
+    const double ratio = *x.predicted / *x.row.value;
+    se.points.push_back({double(*x.row.num_devices), ratio});
+    se.tips.push_back(row_tip(x) + ", b" + std::to_string(x.row.batch_per_device.value_or(0)) + " " + x.row.precision +
+                      " " + x.row.data + ": predicted " + fmt_sig(*x.predicted, 4) + " / reference " +
+                      fmt_sig(*x.row.value, 4) + " " + x.row.unit + " = " + fmt_sig(ratio, 3));
+  }
+  for (auto& [model, ra] : ratios) {
+    std::vector<SvgSeries> all;
+    for (auto& [d, se] : ra.by_dev) all.push_back(se);
+    // Devices side by side around their count (a factor on the log axis), so dots of one
+    // count do not hide each other.
+    for (size_t k = 0; k < all.size(); ++k) {
+      const double dx = all.size() > 1 ? 0.16 * (double(k) / double(all.size() - 1) - 0.5) : 0.0;
+      for (auto& p : all[k].points) p.first *= std::pow(2.0, dx);
+    }
+    auto parts = split_series(all);
+    h << "<div class=\"chart\">\n";
+    for (size_t k = 0; k < parts.size(); ++k) {
+      recolour(parts[k]);
+      SvgChart c;
+      c.title = part(model + ": predicted / reference throughput", k, parts.size());
+      c.x_label = "devices (count)";
+      c.y_label = "predicted / reference (ratio)";
+      c.log_x = true;
+      c.ratio_band = 0.1;
+      for (int d : ra.counts) c.x_ticks.push_back({double(d), std::to_string(d)});
+      c.width = 540;
+      c.height = 340;
+      h << svg_xy_chart(c, parts[k], &ra.not_drawn);
+    }
+    if (parts.empty()) h << "<h3>" << xml_escape(model) << ": no chart (no row of it was predicted)</h3>\n";
+    h << not_drawn_html(model + " ratio", ra.not_drawn) << "</div>\n";
+  }
+  h << "</div>\n";
+
   // Scaling: one chart per model; one colour per (device, batch, precision, data), reference
   // solid, predicted dashed: 4 configurations (8 series) per chart, more are split.
-  h << "<h2>Throughput vs number of devices</h2>\n";
+  h << "<details class=\"scaling-lines\"><summary>Throughput vs number of devices (absolute: reference solid, "
+       "predicted dashed)</summary>\n";
   struct Scaling {
     std::map<std::string, std::pair<SvgSeries, SvgSeries>> series;
     std::set<int> counts;
@@ -252,6 +315,7 @@ std::string report_html(const ValidationResult& r) {
     }
     h << not_drawn_html(model + " scaling", sc.not_drawn);
   }
+  h << "</details>\n";
 
   std::vector<std::vector<std::string>> skipped;
   for (const auto& x : r.rows)

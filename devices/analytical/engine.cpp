@@ -37,6 +37,20 @@ std::vector<parallel::PricedOp> price_ops(const OpGraph& g, const Rates& rates, 
 
 }  // namespace
 
+std::vector<double> op_times_s(const OpGraph& g, const ResolvedPlacement& p) {
+  const DeviceSpec& d = p.device_as<DeviceSpec>();
+  if (!d.supports(g.precision))
+    throw FieldError("precision", "device '" + d.name + "' does not support " + precision_name(g.precision) +
+                                      " (supports: " + join_names(d.precisions) + ")");
+  const Rates rates = stack_rates(d, g.precision, p.build.value_or(d.default_build), p.count, *p.framework);
+  std::vector<OpCost> costs;
+  price_ops(g, rates, costs);
+  std::vector<double> t(costs.size(), 0.0);
+  for (size_t i = 0; i < costs.size(); ++i)
+    if (costs[i].cls != OpClass::communication) t[i] = costs[i].time_s();
+  return t;
+}
+
 std::string AnalyticalEngine::description() const {
   return "analytical roofline model of GPUs and CPUs (configs/devices/, docs/analytical-model.md)";
 }

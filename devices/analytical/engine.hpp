@@ -5,6 +5,7 @@
 // TensorFlow/PyTorch/Horovod do. The host's input pipeline is the host pass's (predict/).
 #pragma once
 #include <string>
+#include <vector>
 
 #include "engine/engine.hpp"
 
@@ -23,5 +24,11 @@ class AnalyticalEngine final : public Engine {
   void check_placement(ResolvedPlacement& p) const override;
   StepReport run_step(const StepRequest& req) override;
 };
+
+// Seconds of each op of one device's step on a resolved analytical placement, indexed by op
+// id: the roofline's max(compute, memory) + launch overhead, what run_step prices. Gradient
+// all-reduces are 0 here: their time is the network's (the step composer's, or the network
+// simulator a Chakra export feeds). FieldError("precision") when the device lacks it.
+std::vector<double> op_times_s(const OpGraph& g, const ResolvedPlacement& p);
 
 }  // namespace xpusim::analytical

@@ -8,6 +8,7 @@
               present). Exit 77 (ctest: skipped) when chromium is absent.
 Usage: test_charts.py structure|screenshot OUTDIR   (XPUSIM_BIN, XPUSIM_SOURCE_DIR in the environment)
 """
+import json
 import os
 import re
 import shutil
@@ -94,6 +95,21 @@ def structure(out):
             fail("report: scaling chart ticks at 5 without a device count of 5")
     if "not drawn" not in page:
         fail("report: no list of rows not drawn")
+    # Issue 36: scaling read as predicted / reference, one dot per used throughput row with a
+    # device count (validation.json names them), a y = 1 line and a +-10% band.
+    ratio = [b for b in blocks if "predicted / reference throughput" in b]
+    if not ratio:
+        fail("report: no predicted / reference ratio chart")
+    rows = json.load(open(os.path.join(os.path.dirname(html), "validation.json"), encoding="utf-8"))["rows"]
+    want = sum(1 for x in rows if x["metric"] == "train_throughput" and x["status"] == "used"
+               and x["num_devices"] is not None and x["predicted"] is not None and x["reference"])
+    dots = sum(len(re.findall(r"<circle cx=", b)) for b in ratio)
+    if dots != want or want == 0:
+        fail(f"report: {dots} dots in the ratio charts, {want} used throughput rows with a device count")
+    if any('class="ratio-band"' not in b for b in ratio):
+        fail("report: a ratio chart without its +-10% band")
+    if page.find("predicted / reference throughput") > page.find('<details class="scaling-lines">'):
+        fail("report: the ratio panel is not the default (it comes after the folded lines)")
     root = ET.parse(svg).getroot()
     if not root.get("viewBox"):
         fail("compare.svg: no viewBox")

@@ -14,10 +14,26 @@ args=(predict --device tpu_v2 --count 8 --system cloud_tpu_v2-8 --model resnet50
 "$bin" "${args[@]}" --trace "$dir/t.json" >"$dir/traced.json" || { echo "predict --trace failed"; exit 1; }
 "$bin" "${args[@]}" >"$dir/plain.json" || { echo "predict failed"; exit 1; }
 cmp -s "$dir/traced.json" "$dir/plain.json" || { echo "--trace changed the prediction:"; diff "$dir/plain.json" "$dir/traced.json" | head; exit 1; }
+# Streamed and gzip-able (issue 36): the .json.gz holds the same bytes, and a second run
+# writes the same trace.
+"$bin" "${args[@]}" --trace "$dir/t.json.gz" >/dev/null || { echo "predict --trace .json.gz failed"; exit 1; }
+gzip -dc "$dir/t.json.gz" | cmp -s - "$dir/t.json" || { echo "the .json.gz trace differs from the .json one"; exit 1; }
 python3 - "$dir/t.json" "$dir/plain.json" <<'PY'
 import json, sys
 from collections import defaultdict
 doc = json.load(open(sys.argv[1]))
+# Back-to-back tasks of one op on one unit are one event (args.tasks of them); every
+# simulated task is in exactly one event, and events on one track never overlap.
+tasks = sum(e["args"]["tasks"] for e in doc["traceEvents"] if e["ph"] == "X")
+assert tasks == doc["otherData"]["simulated_tasks"], f"{tasks} tasks in events, {doc['otherData']['simulated_tasks']} simulated"
+assert tasks > sum(1 for e in doc["traceEvents"] if e["ph"] == "X"), "nothing coalesced"
+last = {}
+for e in doc["traceEvents"]:
+    if e["ph"] != "X":
+        continue
+    k = (e["pid"], e["tid"])
+    assert e["ts"] >= last.get(k, -1.0) - 1e-6, f"overlap on {k} at {e['ts']}"
+    last[k] = e["ts"] + e["dur"]
 step_us = json.load(open(sys.argv[2]))["step_time_s"] * 1e6
 procs, tracks, events = {}, defaultdict(set), defaultdict(list)
 for e in doc["traceEvents"]:

@@ -407,6 +407,25 @@ TEST_CASE("validate: golden run matches expected JSON and is deterministic", "[v
   CHECK(html.find("<svg") != std::string::npos);
   CHECK(html.find("Skipped rows") != std::string::npos);
   CHECK(html == report_html(r2));
+  // Issue 36: the scaling panel is a predicted / reference ratio with one dot per used
+  // throughput row that has a device count, a y = 1 line and a +-10% band; the absolute
+  // lines are folded below it.
+  size_t want = 0;
+  for (const auto& x : r1.rows)
+    if (x.used && x.row.metric == "train_throughput" && x.row.num_devices && x.predicted && x.row.value) ++want;
+  REQUIRE(want > 0);
+  const size_t from = html.find("<h2>Predicted / reference throughput vs number of devices</h2>");
+  const size_t to = html.find("<details class=\"scaling-lines\">");
+  REQUIRE(from != std::string::npos);
+  REQUIRE(to != std::string::npos);
+  REQUIRE(from < to);
+  const std::string panel = html.substr(from, to - from);
+  size_t dots = 0;
+  for (size_t at = panel.find("<circle cx="); at != std::string::npos; at = panel.find("<circle cx=", at + 1)) ++dots;
+  CHECK(dots == want);  // legend markers are <circle class="legend-marker" ...>
+  CHECK(panel.find("class=\"ratio-band\"") != std::string::npos);
+  CHECK(panel.find("within 10% of the reference") != std::string::npos);
+  CHECK(panel.find("predicted / reference (ratio)") != std::string::npos);
 }
 
 // Issue 16: a reference value of 1e308 used to turn the whole summary's MAPE into null, and
