@@ -122,7 +122,8 @@ class CalibrateRunTest(unittest.TestCase):
         self.assertEqual(py["global_batch"], 2048)
         self.assertEqual(py["micro_batches"], 4)
         with self.assertRaises(xpusim.FieldError) as cm:
-            xpusim.predict(model="resnet50", device="v100_sxm2_16gb", count=8, batch=64, global_batch=1000)
+            xpusim.predict(model="resnet50", device="v100_sxm2_16gb", count=8, system="dgx1v_nvlink", batch=64,
+                           global_batch=1000)
         self.assertEqual(cm.exception.field, "global_batch")
 
     def test_run_cpu(self):
