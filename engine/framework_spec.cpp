@@ -40,6 +40,7 @@ const std::vector<FrameworkFieldScope>& framework_field_scopes() {
   // compile time) and none of these. Every field not listed applies to every engine.
   static const std::vector<FrameworkFieldScope> scopes = {
       {"device_step_overhead_ms", {"analytical"}},   // host split / merge per extra GPU (multi_gpu_model)
+      {"host_dispatch_us_per_op", {"analytical"}},   // bounds a prefetched (GPU) step by the host's dispatch
       {"input_mode", {"analytical"}},                // a device loader (DALI) on GPUs
       {"device_decode_us_per_sample", {"analytical"}},
       {"strategy", {"analytical"}},                  // the gradient exchange of the analytical composer
@@ -53,6 +54,7 @@ const std::vector<FrameworkFieldScope>& framework_field_scopes() {
       {"kernel_memory_efficiency_scale", {"analytical"}},
       {"memory_overhead_fraction", {"analytical"}},  // the analytical memory estimate
       {"extra_weight_copies", {"analytical"}},
+      {"memory_pool_reserve_fraction", {"analytical"}},
       {"flash_attention", {"analytical"}},           // the large-model planner (GPU decoders)
       {"dropout", {"analytical"}},
       {"tp_comm_overlap", {"analytical"}},
@@ -86,12 +88,24 @@ FrameworkSpec parse_framework_spec(const YAML::Node& root, const std::string& pa
   f.step_overhead_ms = r.number("step_overhead_ms", 0.0, "ms", "host time per training step, not overlapped", non_negative);
   f.device_step_overhead_ms = r.number("device_step_overhead_ms", 0.0, "ms",
                                        "host time per step for each device beyond the first", non_negative);
+  f.host_dispatch_us_per_op =
+      r.number("host_dispatch_us_per_op", 0.0, "us",
+               "host time to dispatch each op of the step graph on one thread, ahead of the device (asynchronous "
+               "launches): the step is at least the ops' dispatch time; 0 = hidden, as in the calibration stack",
+               non_negative);
   const std::string mode = r.text("input_mode", std::string("host_pipeline"), "where decode + augmentation run",
                                   {"host_pipeline", "device_loader"});
   f.input_mode = mode == "device_loader" ? InputMode::device_loader : InputMode::host_pipeline;
   f.input_threads = static_cast<int>(r.integer("input_threads", 0, "threads",
                                                "host threads of the input pipeline (0 = all host cores)",
                                                [](long long v) { return v >= 0 && v <= 4096 ? "" : "must be in [0, 4096]"; }));
+  f.input_workers_per_device = static_cast<int>(
+      r.integer("input_workers_per_device", 0, "processes",
+                "input worker processes per training process (one per device, e.g. PyTorch DataLoader num_workers): "
+                "the pipeline's threads are this x the devices a host feeds, capped at its cores; 0 = input_threads",
+                [](long long v) { return v >= 0 && v <= 4096 ? "" : "must be in [0, 4096]"; }));
+  if (f.input_workers_per_device > 0 && f.input_threads > 0)
+    r.fail("input_workers_per_device", "give input_threads or input_workers_per_device, not both");
   f.input_cost_scale = r.number("input_cost_scale", 1.0, "x", "per-sample host cost relative to the dataset's tf.data cost",
                                 positive);
   f.device_decode_us_per_sample = r.number("device_decode_us_per_sample", 0.0, "us",
@@ -138,6 +152,11 @@ FrameworkSpec parse_framework_spec(const YAML::Node& root, const std::string& pa
   f.extra_weight_copies = static_cast<int>(r.integer("extra_weight_copies", 0, "copies",
                                                      "full weight copies beyond the model's",
                                                      [](long long v) { return v >= 0 && v <= 64 ? "" : "must be in [0, 64]"; }));
+  f.memory_pool_reserve_fraction = r.number(
+      "memory_pool_reserve_fraction", 0.0, "fraction",
+      "share of the device's memory the framework's pool keeps free of tensors (MXNet's MXNET_GPU_MEM_POOL_RESERVE: "
+      "0.05 by default); counted in memory_bytes, so a step fits only in the rest",
+      [](double v) { return v >= 0 && v < 1 ? "" : "is a fraction in [0, 1)"; });
   // Large-model training (parallel/, `xpusim plan`): how the stack's decoder layers run.
   f.flash_attention = r.flag("flash_attention", false,
                              "decoder attention runs as a fused flash-style kernel (scores never stored, causal "
@@ -245,13 +264,16 @@ std::string listed(const std::vector<std::string>& names) {
 bool FrameworkSpec::constants_neutral() const {
   const FrameworkSpec d;
   return step_overhead_ms == d.step_overhead_ms && device_step_overhead_ms == d.device_step_overhead_ms &&
-         input_mode == d.input_mode && input_threads == d.input_threads && input_cost_scale == d.input_cost_scale &&
+         host_dispatch_us_per_op == d.host_dispatch_us_per_op &&
+         input_mode == d.input_mode && input_threads == d.input_threads &&
+         input_workers_per_device == d.input_workers_per_device && input_cost_scale == d.input_cost_scale &&
          device_decode_us_per_sample == d.device_decode_us_per_sample && compile_base_s == d.compile_base_s &&
          compile_per_op_ms == d.compile_per_op_ms && strategy == d.strategy &&
          compute_efficiency_scale == d.compute_efficiency_scale &&
          tensor_efficiency_scale == d.tensor_efficiency_scale && memory_efficiency_scale == d.memory_efficiency_scale &&
          op_overhead_scale == d.op_overhead_scale && memory_overhead_fraction == d.memory_overhead_fraction &&
-         extra_weight_copies == d.extra_weight_copies;
+         extra_weight_copies == d.extra_weight_copies &&
+         memory_pool_reserve_fraction == d.memory_pool_reserve_fraction;
 }
 
 std::string find_framework_file(const std::string& name, const std::string& engine) {

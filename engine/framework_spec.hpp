@@ -38,10 +38,21 @@ struct FrameworkSpec {
   // Host overheads (not overlapped with device work).
   double step_overhead_ms = 0;          // per training step: Python loop, callbacks, session.run / RPC
   double device_step_overhead_ms = 0;   // per step and per device beyond the first (host split / merge)
+  // Host time to dispatch one op of the step graph (forward, backward and update ops): PyTorch
+  // 1.x's eager Python + ATen dispatch per op, the graph executor's per-node scheduling of TF
+  // 1.x, MXNet's dependency-engine push. Launches are asynchronous, so the dispatch runs ahead
+  // of the device on one host thread: the step is the longer of the two, not their sum, and
+  // the thread is busy for it (cpu_util_pct). 0 = the calibration stack (hidden in the device's
+  // per-op overhead).
+  double host_dispatch_us_per_op = 0;
 
   // Input pipeline.
   InputMode input_mode = InputMode::host_pipeline;
   int input_threads = 0;                // host threads decoding + augmenting (0 = every core of the system's host)
+  // Worker processes per training process, one process per device (PyTorch's DataLoader
+  // num_workers): the pipeline then has this x the devices a host feeds, capped at its cores.
+  // 0 = input_threads decides.
+  int input_workers_per_device = 0;
   double input_cost_scale = 1.0;        // per-sample host cost relative to the dataset's tf.data cost
   double device_decode_us_per_sample = 0;  // device_loader: accelerator time per sample (decode + augmentation)
 
@@ -78,6 +89,10 @@ struct FrameworkSpec {
   // Memory (per device).
   double memory_overhead_fraction = 0;  // allocator slack and framework copies, as a share of tensor memory
   int extra_weight_copies = 0;          // full weight copies beyond the model's (e.g. gathering device)
+  // Share of the device's memory the framework's pool keeps out of the tensors' reach (MXNet's
+  // MXNET_GPU_MEM_POOL_RESERVE, 5 % by default, for cuDNN handles and kernel launches): held
+  // on top of the tensors, so a step fits only in the rest.
+  double memory_pool_reserve_fraction = 0;
   // Large-model training (parallel/llm_*.hpp, `xpusim plan`).
   bool flash_attention = false;         // fused attention: scores never stored, causal blocks skipped
   bool dropout = false;                 // the decoder recipe trains with dropout (masks saved)

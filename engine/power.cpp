@@ -34,9 +34,13 @@ Activity activity_from_utilization(const std::map<Resource, double>& u) {
 }
 
 double dynamic_fraction(const Activity& a) {
-  return std::clamp(kComputeDynamicShare * std::clamp(a.compute, 0.0, 1.0) +
-                        kMemoryDynamicShare * std::clamp(a.memory, 0.0, 1.0),
-                    0.0, 1.0);
+  const double compute = std::clamp(a.compute, 0.0, 1.0);
+  const double memory = std::clamp(a.memory, 0.0, 1.0);
+  const double busy = kComputeDynamicShare * compute + kMemoryDynamicShare * memory;
+  if (a.resident < 0) return std::clamp(busy, 0.0, 1.0);
+  // A unit that is busy has a kernel resident: the resident share is at least the busier one's.
+  const double resident = std::clamp(std::max({a.resident, compute, memory}), 0.0, 1.0);
+  return std::clamp(kResidentDynamicShare * resident + (1.0 - kResidentDynamicShare) * busy, 0.0, 1.0);
 }
 
 double device_power_w(const PowerSpec& p, const Activity& a) {

@@ -31,6 +31,13 @@ PowerSpec read_power_spec(SpecReader& r);
 // (sum 1). Shared by every device: no per-device or per-model constant. docs/power.md.
 inline constexpr double kComputeDynamicShare = 0.7;
 inline constexpr double kMemoryDynamicShare = 0.3;
+// Where the step reports its kernel-resident share (GPUs: gpu_util_pct_smi), the share of the
+// dynamic range that residency draws whatever the kernels' arithmetic: while any kernel is
+// resident the board holds its boost clocks and voltage, and its clock tree, schedulers,
+// caches and register files toggle; the rest of the range follows compute and DRAM as above.
+// Refitted on the published RTX 2080 Ti board readings (docs/power.md, "Refit"): the fit hits
+// its upper bound, 1 (a board at 70-80 % load read 77-96 % of its range).
+inline constexpr double kResidentDynamicShare = 1.0;
 
 // Busy shares of the step that the power model reads, from a report's utilisation: compute
 // units (analytical `compute`; TPU `mxu`/`vector`, whichever is busier) and DRAM (`memory`,
@@ -38,10 +45,15 @@ inline constexpr double kMemoryDynamicShare = 0.3;
 struct Activity {
   double compute = 0;
   double memory = 0;
+  // Share of the step in which at least one kernel is resident (nvidia-smi's utilization.gpu),
+  // at least the busier unit's share. Negative = not reported (TPUs, CPUs): compute and DRAM
+  // alone set the power.
+  double resident = -1;
 };
 Activity activity_from_utilization(const std::map<Resource, double>& utilization);
 
-// Weighted activity in [0, 1]: kComputeDynamicShare * compute + kMemoryDynamicShare * memory.
+// Weighted activity in [0, 1]: busy = kComputeDynamicShare * compute + kMemoryDynamicShare *
+// memory; with a resident share, kResidentDynamicShare * resident + (1 - it) * busy.
 double dynamic_fraction(const Activity& a);
 
 // Average power of one device over the step, watts: idle + (max - idle) * dynamic_fraction.

@@ -9,6 +9,14 @@
 
 namespace xpusim {
 
+double input_pipeline_threads(const FrameworkSpec& fw, const InputFeed& feed) {
+  // The framework's pipeline may use fewer threads than the host has (a Python loop: 1; a
+  // DataLoader's workers per training process).
+  if (fw.input_workers_per_device > 0)
+    return std::min(feed.cores, static_cast<double>(fw.input_workers_per_device) * feed.devices_fed);
+  return fw.input_threads > 0 ? std::min(feed.cores, static_cast<double>(fw.input_threads)) : 0.0;
+}
+
 double host_batch_s(const StepRequest& req, const OpGraph& g) {
   if (req.data != DataSource::real) return 0.0;
   if (!req.placement.dataset) throw InternalError("host pass: real data without a resolved dataset");
@@ -16,10 +24,14 @@ double host_batch_s(const StepRequest& req, const OpGraph& g) {
   const FrameworkSpec& fw = *req.placement.framework;
   const InputFeed& feed = req.placement.input_feed;
   const double samples = static_cast<double>(g.batch) * feed.devices_fed;
-  // The framework's pipeline may use fewer threads than the host has (a Python loop: 1).
-  const double threads = fw.input_threads > 0 ? static_cast<double>(fw.input_threads) : 0.0;
+  const double threads = input_pipeline_threads(fw, feed);
   const double cores = (threads > 0 ? std::min(threads, feed.cores) : feed.cores) * feed.core_speed;
   return samples * (ds.host_preprocess_ms * fw.input_cost_scale) * 1e-3 / cores;
+}
+
+double host_dispatch_s(const StepRequest& req, const OpGraph& g) {
+  const FrameworkSpec* fw = req.placement.framework.get();
+  return fw ? fw->host_dispatch_us_per_op * 1e-6 * static_cast<double>(g.num_ops()) : 0.0;
 }
 
 namespace {
@@ -51,8 +63,13 @@ void bounded_step(const StepRequest& req, const OpGraph& g, StepReport& rep, dou
     else
       pipeline_s = req.host_batch_s;
   }
+  // The framework's per-op dispatch runs on one host thread ahead of the device's queue
+  // (asynchronous launches): a GPU waits for it only when it is the longer. On a CPU device
+  // the same thread runs the ops, so its time adds up, as the pipeline's.
+  const double dispatch_s = host_dispatch_s(req, g);
   // On a CPU device the pipeline shares the cores that train, so its time adds up.
-  double step_s = prefetched ? std::max({device_s, infeed_s, pipeline_s}) : device_s + pipeline_s;
+  double step_s = prefetched ? std::max({device_s, infeed_s, pipeline_s, dispatch_s})
+                             : device_s + pipeline_s + dispatch_s;
   step_s += framework_step_s;
   rep.step_time_s = step_s;
 
@@ -70,6 +87,7 @@ void bounded_step(const StepRequest& req, const OpGraph& g, StepReport& rep, dou
     if (v > best) best = v, rep.bottleneck = k;
   if (prefetched && std::max(infeed_s, pipeline_s) >= device_s)
     rep.bottleneck = infeed_s > pipeline_s ? Resource::infeed : Resource::input_pipeline;
+  if (prefetched && dispatch_s > std::max({device_s, infeed_s, pipeline_s})) rep.bottleneck = Resource::overhead;
 
   // Utilisation = fraction of the step each unit is busy (engine.hpp).
   for (const auto& [k, busy] : dstep.busy_s) rep.utilization[k] = std::min(1.0, busy / step_s);
@@ -77,6 +95,7 @@ void bounded_step(const StepRequest& req, const OpGraph& g, StepReport& rep, dou
   if (pipeline_s > 0) rep.utilization[Resource::input_pipeline] = std::min(1.0, pipeline_s / step_s);
   rep.extra["time_overhead_s"] = overhead_s;
   rep.extra["input_pipeline_s"] = pipeline_s;
+  if (dispatch_s > 0) rep.extra["host_dispatch_s"] = dispatch_s;
 }
 
 }  // namespace
@@ -133,8 +152,11 @@ void apply_run_costs(const ResolvedPlacement& pl, bool real_backend, int64_t tok
   if (pl.device && pl.device->power.stated() && rep.step_time_s > 0) {
     const int per_host = pl.system ? pl.system->devices_per_host : 0;
     const double host_w = pl.system ? pl.system->host.idle_power_w : 0.0;
-    rep.power_w =
-        placement_power_w(pl.device->power, activity_from_utilization(rep.utilization), pl.count, per_host, host_w);
+    Activity activity = activity_from_utilization(rep.utilization);
+    // The kernel-resident share where the step's monitoring reports it (predict/monitoring.hpp).
+    auto smi = rep.extra.find("gpu_util_pct_smi");
+    if (smi != rep.extra.end() && smi->is_number()) activity.resident = smi->get<double>() / 100.0;
+    rep.power_w = placement_power_w(pl.device->power, activity, pl.count, per_host, host_w);
     rep.energy_per_step_j = rep.power_w * rep.step_time_s;
   }
   if (tokens_per_sample > 0)

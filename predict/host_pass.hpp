@@ -14,6 +14,14 @@ namespace xpusim {
 // InputFeed. 0 for synthetic data. InternalError when real data has no resolved dataset.
 double host_batch_s(const StepRequest& req, const OpGraph& g);
 
+// Host threads the framework's input pipeline runs on for this feed: its workers per device x
+// the devices fed, or its input_threads, capped at the feed's cores; 0 = every core.
+double input_pipeline_threads(const FrameworkSpec& fw, const InputFeed& feed);
+
+// Seconds the framework's host thread spends dispatching the step graph's ops
+// (FrameworkSpec::host_dispatch_us_per_op x ops); 0 for the calibration stack.
+double host_dispatch_s(const StepRequest& req, const OpGraph& g);
+
 // Turns the engine's device step into the step: step time, global batch, throughput, the
 // framework's name and step overhead, and for prefetched / shared_cores engines the input
 // pipeline bound, bottleneck and utilisation.

@@ -1,7 +1,7 @@
 // Monitoring metrics of a predicted step (monitoring.hpp). What each tool measures:
 // - nvidia-smi "utilization.gpu": the share of the sample period in which at least one kernel
 //   was resident on the GPU, however few SMs it used. A step whose host side (Python loop,
-//   input pipeline) leaves the GPU waiting shows below 100 % even when its kernels are slow.
+//   input pipeline, eager per-op dispatch) leaves the GPU waiting shows below 100 % even when its kernels are slow.
 // - nvidia-smi "utilization.memory": the share of the period the memory controller was busy.
 // - nvidia-smi "memory.used": what the allocator took, not what the step needs.
 // - top's CPU %: busy core-seconds over the period, as a share of every host core.
@@ -12,6 +12,7 @@
 
 #include "engine/framework_spec.hpp"
 #include "engine/platform_spec.hpp"
+#include "predict/host_pass.hpp"
 
 namespace xpusim {
 
@@ -41,10 +42,10 @@ void apply_monitoring(const StepRequest& req, const OpGraph& g, StepReport& rep)
   const double cores = std::max(1, host.cpu_cores);
   double busy_core_s = fw.step_overhead_ms * 1e-3 +
                        fw.device_step_overhead_ms * 1e-3 * static_cast<double>(pl.replicas - 1) +
-                       host.step_overhead_ms * 1e-3;
+                       host.step_overhead_ms * 1e-3 + host_dispatch_s(req, g);
   if (req.data == DataSource::real && fw.input_mode == InputMode::host_pipeline) {
-    const double threads = fw.input_threads > 0 ? std::min<double>(fw.input_threads, pl.input_feed.cores)
-                                                 : pl.input_feed.cores;
+    const double t = input_pipeline_threads(fw, pl.input_feed);
+    const double threads = t > 0 ? t : pl.input_feed.cores;
     busy_core_s += req.host_batch_s * threads;
   }
   rep.extra["cpu_util_pct"] = 100.0 * std::min(1.0, busy_core_s / (step_s * cores));

@@ -212,8 +212,10 @@ StepReport run_prepared(const PredictRequest& r, const PreparedRequest& p, const
   req.host_batch_s = host_batch_s(req, g) * req.micro_batches;
   StepReport rep = p.engine->run_step(req);
   apply_host_pass(req, g, rep);
+  // nvidia-smi / top's view of the step (monitoring.hpp), before the power model reads its
+  // kernel-resident share.
+  apply_monitoring(req, g, rep);
   apply_run_costs(p.placement, p.engine->real_backend(), p.spec.tokens_per_sample, g, rep);
-  apply_monitoring(req, g, rep);  // nvidia-smi / top's view of the step (monitoring.hpp)
   // A rate in a spec so small that a time overflows double (fp32_tflops: 1e-310) gave
   // step_time_s inf, printed as null, with throughput 0 and exit 0: an error instead.
   for (const auto& [what, v] : {std::pair<const char*, double>{"step time", rep.step_time_s},

@@ -216,6 +216,13 @@ StepReport AnalyticalEngine::run_step(const StepRequest& req) {
                           copies * weight_bytes;
     mem.total_bytes += mem.framework_bytes;
   }
+  // The framework's pool reserve (MXNet): device memory held back from the tensors.
+  if (fw.memory_pool_reserve_fraction > 0) {
+    const auto reserve =
+        static_cast<int64_t>(fw.memory_pool_reserve_fraction * static_cast<double>(mem.capacity_bytes));
+    mem.framework_bytes += reserve;
+    mem.total_bytes += reserve;
+  }
   rep.memory_bytes = mem.total_bytes;
   rep.memory_capacity_bytes = mem.capacity_bytes;
   rep.fits_in_memory = mem.fits();

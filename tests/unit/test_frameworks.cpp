@@ -249,6 +249,33 @@ TEST_CASE("framework memory: Keras runs WRN-28-10 at batch 128 on 11 GB and runs
   CHECK(run("rtx_2080ti", 1, "wrn28_10", 256, "").fits_in_memory);
 }
 
+TEST_CASE("framework memory: MXNet 1.x's pool reserve holds 5% of a Titan RTX, so fp32 ResNet-50 needs batch < 256",
+          "[frameworks][memory]") {
+  // The tensors of fp32 ResNet-50 at batch 256 fit 24 GB under TF 1.x and PyTorch 1.x; MXNet's
+  // pool keeps 0.05 x 24 GB = 1.2 GB free of arrays on top of them.
+  StepReport tf = run("titan_rtx", 1, "resnet50", 256, "tensorflow-1.x", "fp32", DataSource::real, "desktop");
+  StepReport mx = run("titan_rtx", 1, "resnet50", 256, "mxnet-1.x", "fp32", DataSource::real, "desktop");
+  CHECK(tf.fits_in_memory);
+  CHECK(run("titan_rtx", 1, "resnet50", 256, "pytorch-1.x", "fp32", DataSource::real, "desktop").fits_in_memory);
+  CHECK(mx.memory_bytes - tf.memory_bytes == static_cast<int64_t>(0.05 * static_cast<double>(mx.memory_capacity_bytes)));
+  CHECK_FALSE(mx.fits_in_memory);
+  CHECK(run("titan_rtx", 1, "resnet50", 208, "mxnet-1.x", "fp32", DataSource::real, "desktop").fits_in_memory);
+}
+
+TEST_CASE("PyTorch 1.x: eager dispatch shows as host CPU and hides under a longer device step", "[frameworks]") {
+  // NCF at batch 256: 10 us per op of the training graph is under a millisecond, shorter than
+  // the step's device time and per-step overhead, so the step is TF 1.x's; the host thread is
+  // busy for it (cpu_util_pct). TF 1.x's graph executor reports no dispatch.
+  StepReport pt = run("titan_rtx", 1, "ncf", 256, "pytorch-1.x", "fp32", DataSource::synthetic, "desktop");
+  StepReport tf = run("titan_rtx", 1, "ncf", 256, "tensorflow-1.x", "fp32", DataSource::synthetic, "desktop");
+  const double dispatch = pt.extra.at("host_dispatch_s").get<double>();
+  CHECK(dispatch > 0);
+  CHECK(dispatch < tf.step_time_s);
+  CHECK(pt.step_time_s == tf.step_time_s);
+  CHECK(pt.extra.at("cpu_util_pct").get<double>() > tf.extra.at("cpu_util_pct").get<double>());
+  CHECK(tf.extra.find("host_dispatch_s") == tf.extra.end());
+}
+
 TEST_CASE("validate on the reference CSV: overall and per-metric error of the stack-bound rows", "[frameworks][validation]") {
   auto rows = validation::read_reference_csv(std::string(XPUSIM_TEST_DATA_DIR) + "/reference/published_calibration.csv");
   validation::ValidateOptions o;

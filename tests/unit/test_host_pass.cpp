@@ -51,6 +51,55 @@ TEST_CASE("host pass: the input pipeline's time per step", "[host_pass]") {
   CHECK(host_batch_s(f.request(), f.g) == 0);
 }
 
+TEST_CASE("host pass: input workers per device scale with the devices fed, capped at the cores", "[host_pass]") {
+  Fixture f;
+  // One DataLoader worker per device, 4 devices fed: 64 x 4 x 2 ms = 512 ms on 4 threads of
+  // speed 2 -> 64 ms.
+  f.fw->input_workers_per_device = 1;
+  CHECK(host_batch_s(f.request(), f.g) == Approx(0.064));
+  CHECK(input_pipeline_threads(*f.fw, f.req.placement.input_feed) == Approx(4));
+  // Three per device = 12 workers on 8 cores: every core, 512 ms / 16 = 32 ms.
+  f.fw->input_workers_per_device = 3;
+  CHECK(host_batch_s(f.request(), f.g) == Approx(0.032));
+  CHECK(input_pipeline_threads(*f.fw, f.req.placement.input_feed) == Approx(8));
+}
+
+TEST_CASE("host pass: per-op host dispatch bounds a GPU step and adds to a CPU step", "[host_pass]") {
+  Fixture f;
+  for (int i = 0; i < 1000; ++i) f.g.add_op(OpNode{});
+  f.fw->name = "eager";
+  f.fw->host_dispatch_us_per_op = 200;  // 1000 ops x 200 us = 0.2 s on the host thread
+  f.req.data = DataSource::synthetic;
+  StepRequest& req = f.request();
+  CHECK(host_dispatch_s(req, f.g) == Approx(0.2));
+  StepReport gpu;
+  gpu.device_step.coupling = HostCoupling::prefetched;
+  gpu.device_step.device_s = 0.1;
+  gpu.device_step.device_overhead_s = 0.01;
+  gpu.device_step.infeed_s = 0.02;
+  gpu.device_step.shares = {{Resource::compute, 0.1}};
+  gpu.device_step.busy_s[Resource::compute] = 0.1;
+  apply_host_pass(req, f.g, gpu);
+  // Device 0.1 + 0.01 + 5 ms host = 0.115 s runs under the 0.2 s of dispatch: the step is 0.2 s.
+  CHECK(gpu.step_time_s == Approx(0.2));
+  CHECK(gpu.bottleneck == Resource::overhead);
+  CHECK(gpu.utilization[Resource::compute] == Approx(0.5));
+  CHECK(gpu.extra["host_dispatch_s"].get<double>() == Approx(0.2));
+  // Dispatch shorter than the device: hidden (0.05 s < 0.115 s).
+  f.fw->host_dispatch_us_per_op = 50;
+  StepReport hidden;
+  hidden.device_step = gpu.device_step;
+  apply_host_pass(f.request(), f.g, hidden);
+  CHECK(hidden.step_time_s == Approx(0.115));
+  CHECK(hidden.bottleneck == Resource::compute);
+  // A CPU runs the ops on the dispatching thread: 0.1 + 5 ms + 0.05 s.
+  StepReport cpu;
+  cpu.device_step.coupling = HostCoupling::shared_cores;
+  cpu.device_step.device_s = 0.1;
+  apply_host_pass(f.request(), f.g, cpu);
+  CHECK(cpu.step_time_s == Approx(0.155));
+}
+
 TEST_CASE("host pass: a prefetched step is bounded by the pipeline, then the framework adds its host work",
           "[host_pass]") {
   Fixture f;

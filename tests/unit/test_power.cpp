@@ -55,6 +55,21 @@ TEST_CASE("power: idle at no activity, max at full activity, linear in between",
   CHECK(kComputeDynamicShare + kMemoryDynamicShare == Approx(1.0));
 }
 
+TEST_CASE("power: a reported kernel-resident share sets a GPU board's power", "[power]") {
+  const PowerSpec p = spec(52, 260);  // the RTX 2080 Ti's figures
+  // kResidentDynamicShare = 1 (the refit's bound): 52 + 208 x 0.75 = 208 W at 75 % resident,
+  // whatever the compute and DRAM shares under it.
+  REQUIRE(kResidentDynamicShare == Approx(1.0));
+  CHECK(device_power_w(p, {0.3, 0.2, 0.75}) == Approx(208));
+  CHECK(device_power_w(p, {0.1, 0.05, 0.75}) == Approx(208));
+  // The resident share is at least the busier unit's: 0.9 compute -> 52 + 208 x 0.9.
+  CHECK(device_power_w(p, {0.9, 0.2, 0.5}) == Approx(239.2));
+  // Not reported (-1, TPUs and CPUs): compute and DRAM alone, 52 + 208 x (0.7 x 0.3 + 0.3 x 0.2).
+  CHECK(device_power_w(p, {0.3, 0.2}) == Approx(52 + 208 * 0.27));
+  CHECK(device_power_w(p, {0.3, 0.2, 0}) == Approx(52 + 208 * 0.3));
+  CHECK(device_power_w(p, {0, 0, 1.5}) == Approx(260));  // clamped
+}
+
 TEST_CASE("power: rises with either utilisation and stays within [idle, max]", "[power]") {
   const PowerSpec p = spec(52, 260);
   double prev = 0;
@@ -150,8 +165,10 @@ TEST_CASE("predict: power_w within the placement's bounds, energy = power x step
     CHECK(rep.power_w >= 2 * 52 + 30);
     CHECK(rep.power_w <= 2 * 260 + 30);
     CHECK(rep.energy_per_step_j == Approx(rep.power_w * rep.step_time_s));
-    // The figure is the formula applied to the report's own utilisation.
-    const double per_card = 52 + 208 * dynamic_fraction(activity_from_utilization(rep.utilization));
+    // The figure is the formula applied to the report's own kernel-resident share and utilisation.
+    Activity a = activity_from_utilization(rep.utilization);
+    a.resident = rep.extra.at("gpu_util_pct_smi").get<double>() / 100.0;
+    const double per_card = 52 + 208 * dynamic_fraction(a);
     CHECK(rep.power_w == Approx(2 * per_card + 30));
     auto j = rep.to_json();
     CHECK(j["power_w"].get<double>() == Approx(rep.power_w));
