@@ -12,9 +12,7 @@
 
 namespace xpusim::sweep {
 
-namespace {
-
-long long parse_int(const std::string& field, const std::string& v) {
+long long parse_axis_integer(const std::string& field, const std::string& v) {
   size_t used = 0;
   long long x = 0;
   try {
@@ -25,8 +23,6 @@ long long parse_int(const std::string& field, const std::string& v) {
   if (used == 0 || used != v.size()) throw FieldError(field, "'" + v + "' is not an integer");
   return x;
 }
-
-}  // namespace
 
 const char* point_kind_name(PointKind k) { return k == PointKind::plan ? "plan" : "predict"; }
 
@@ -40,11 +36,11 @@ const std::vector<AxisField>& axis_fields(PointKind k) {
       {"system", "system (configs/systems/); default: the device's", false,
        [](PointRequest& r, const std::string& v) { r.predict.placement.system = v; }},
       {"count", "devices: GPUs, TPU cores or vCPUs", true,
-       [](PointRequest& r, const std::string& v) { r.predict.placement.count = int(parse_int("count", v)); }},
+       [](PointRequest& r, const std::string& v) { r.predict.placement.count = int(parse_axis_integer("count", v)); }},
       {"model", "zoo model name or YAML path", false,
        [](PointRequest& r, const std::string& v) { r.predict.model = v; }},
       {"batch", "samples per device", true,
-       [](PointRequest& r, const std::string& v) { r.predict.batch_per_device = parse_int("batch", v); }},
+       [](PointRequest& r, const std::string& v) { r.predict.batch_per_device = parse_axis_integer("batch", v); }},
       {"precision", precision_choices(), false, [](PointRequest& r, const std::string& v) { r.predict.precision = v; }},
       {"task", task_choices(), false, [](PointRequest& r, const std::string& v) { r.predict.task = task_from_name(v); }},
       {"framework", "framework profile (configs/frameworks/) or a name it lists", false,

@@ -19,14 +19,7 @@ namespace {
 constexpr long long kMaxSequences = 2147483647;  // as plan's --global-batch and --micro-batch
 
 long long whole(const std::string& field, const std::string& v, long long lo, long long hi) {
-  size_t used = 0;
-  long long x = 0;
-  try {
-    x = std::stoll(v, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != v.size()) throw FieldError(field, "'" + v + "' is not an integer");
+  const long long x = parse_axis_integer(field, v);
   if (x < lo || x > hi)
     throw FieldError(field, "'" + v + "' is outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
   return x;

@@ -27,6 +27,8 @@ enum class PointKind {
   plan,     // plan_llm(): every parallel configuration of a decoder on a cluster, the best kept
 };
 const char* point_kind_name(PointKind k);
+// An axis value as a whole number; FieldError(field) when `v` is not exactly one.
+long long parse_axis_integer(const std::string& field, const std::string& v);
 
 // What one point asks for: a predict() request plus how it is billed, or (PointKind::plan) a
 // planner request plus the tokens to train.
