@@ -325,12 +325,28 @@ TEST_CASE("MAPE against the modern published rows stays at its level, no row ski
   REQUIRE(res.rows_used == 734);
   std::map<std::string, double> mape;
   for (const auto& g : res.by_device) mape[g.key] = g.mape_pct;
-  INFO("MAPE all " << *res.mape_pct << " rtx_3090 " << mape["rtx_3090"] << " rtx_a6000 " << mape["rtx_a6000"]
-                   << " v100_sxm3_32gb " << mape["v100_sxm3_32gb"]);
+  INFO("MAPE all " << *res.mape_pct << " rtx_3090 " << mape["rtx_3090"] << " rtx_a6000 " << mape["rtx_a6000"]);
   // 8 RTX 3090s without PCIe peer-to-peer share the host's staging bandwidth: 36% before.
   CHECK(mape["rtx_3090"] <= 17.5);
   CHECK(mape["rtx_a6000"] <= 15.2);
-  // BERT pre-training rows with their gradient accumulation (global_batch): 17.7% without it.
-  CHECK(mape["v100_sxm3_32gb"] <= 16.3);
-  CHECK(*res.mape_pct <= 17.4);  // 16.88% with gradient accumulation (17.77% at issue 29c, 19.56% before)
+  CHECK(*res.mape_pct <= 18.3);  // 17.77% at issue 29c (19.56% before)
+}
+
+TEST_CASE("the modern rows with the gradient accumulation their notes state", "[analytical][reference]") {
+  // The same 734 rows, 68 BERT pre-training rows with the global batch their own note states
+  // (scripts/derive_global_batch.py; tests/data/reference/README.md): predicted with their
+  // micro-batches per step, the exchange and update amortised over them.
+  auto rows = analytical_throughput_rows(std::string(XPUSIM_TEST_DATA_DIR) +
+                                         "/reference/modern_calibration_accumulation.csv");
+  REQUIRE(rows.size() == 734);
+  int with_global_batch = 0;
+  for (const auto& r : rows) with_global_batch += r.global_batch ? 1 : 0;
+  CHECK(with_global_batch == 68);
+  auto res = validation::validate_rows(rows, {});
+  REQUIRE(res.rows_used == 734);
+  std::map<std::string, double> mape;
+  for (const auto& g : res.by_device) mape[g.key] = g.mape_pct;
+  INFO("MAPE all " << *res.mape_pct << " v100_sxm3_32gb " << mape["v100_sxm3_32gb"]);
+  CHECK(mape["v100_sxm3_32gb"] <= 16.3);  // 17.7% without the accumulation
+  CHECK(*res.mape_pct <= 17.4);           // 16.88% (17.77% without)
 }
