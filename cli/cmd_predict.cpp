@@ -36,6 +36,9 @@ void register_predict(CLI::App& app) {
                   "batch per device (per GPU, per TPU core, per CPU machine), as the reference CSV's batch_per_device")
       ->capture_default_str()
       ->check(int_in(1, kMaxBatch));
+  cmd->add_option("--seq-len", r->seq_len,
+                  "Transformers: tokens per sequence, as the reference CSV's seq_len (default: the model file's input)")
+      ->check(int_in(1, 1 << 24));
   cmd->add_option("--global-batch", r->global_batch,
                   "samples per optimizer step over all devices: a multiple of --batch x data-parallel devices, the "
                   "rest gradient accumulation (analytical engine; default: one micro-batch per step)")

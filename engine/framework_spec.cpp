@@ -45,6 +45,7 @@ const std::vector<FrameworkFieldScope>& framework_field_scopes() {
       {"device_decode_us_per_sample", {"analytical"}},
       {"strategy", {"analytical"}},                  // the gradient exchange of the analytical composer
       {"gradient_exchange", {"analytical"}},
+      {"allreduce_efficiency", {"analytical"}},
       {"compute_efficiency_scale", {"analytical"}},  // roofline kernel efficiencies
       {"tensor_efficiency_scale", {"analytical"}},
       {"memory_efficiency_scale", {"analytical"}},
@@ -120,6 +121,11 @@ FrameworkSpec parse_framework_spec(const YAML::Node& root, const std::string& pa
       r.text("gradient_exchange", std::string("compute"),
              "precision of the gradient exchange under mixed precision: compute (16-bit, the default) or fp32",
              {"compute", "fp32"}) == "compute";
+  f.allreduce_efficiency = r.number(
+      "allreduce_efficiency", 0.0, "fraction",
+      "the stack's gradient all-reduce as a share of the system's link bandwidth (its collective library: NCCL 2.x "
+      "in the NGC containers), replacing the device's allreduce_efficiency; 0 = the device's",
+      [](double v) { return v >= 0 && v <= 1 ? "" : "is a fraction in [0, 1]"; });
   f.fp32_as_tf32 = r.text("fp32_math", std::string("fp32"),
                           "what the stack's fp32 convolutions and matmuls run in on GPUs with TF32 tensor cores "
                           "(Ampere and later): tf32 (NGC PyTorch, TensorFlow >= 2.4 and NVIDIA's TF 1.15 builds by "
@@ -273,7 +279,8 @@ bool FrameworkSpec::constants_neutral() const {
          tensor_efficiency_scale == d.tensor_efficiency_scale && memory_efficiency_scale == d.memory_efficiency_scale &&
          op_overhead_scale == d.op_overhead_scale && memory_overhead_fraction == d.memory_overhead_fraction &&
          extra_weight_copies == d.extra_weight_copies &&
-         memory_pool_reserve_fraction == d.memory_pool_reserve_fraction;
+         memory_pool_reserve_fraction == d.memory_pool_reserve_fraction &&
+         allreduce_efficiency == d.allreduce_efficiency;
 }
 
 std::string find_framework_file(const std::string& name, const std::string& engine) {

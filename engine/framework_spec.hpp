@@ -67,6 +67,11 @@ struct FrameworkSpec {
   // to fp16 before the all-reduce; MXNet's fp16 parameters have fp16 gradients), `fp32` in the
   // master weights' fp32 (PyTorch AMP / DDP on fp32 parameters). No effect in fp32 or tf32.
   bool exchange_in_compute_precision = true;
+  // The stack's collective library as a share of the system's link bandwidth, replacing the
+  // device's `allreduce_efficiency` (fitted on the 2017 stacks: NCCL 1.x on the DGX-1 reaches
+  // 0.15 of it). NCCL 2.x (2018 on: NGC containers, Horovod, DDP) drives every link of the
+  // NVLink mesh or the PCIe tree with fused, pipelined rings and trees. 0 = the device's.
+  double allreduce_efficiency = 0;
 
   // "fp32" convolutions and matmuls run in TF32 on tensor cores where the device has them
   // (NGC PyTorch, TensorFlow >= 2.4, NVIDIA's TF 1.15 builds: on by default on Ampere+).
