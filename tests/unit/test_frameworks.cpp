@@ -96,6 +96,16 @@ TEST_CASE("framework.KEY overrides reach the profile and are validated like it",
   CHECK_THROWS_WITH(predict(r), Catch::Contains("step_overhead_ms: must be >= 0"));
 }
 
+// ResNet-50 on one V100 under tf_cnn_benchmarks, with one KEY=VALUE override ("" = none).
+static PredictRequest resnet50_on_v100_tensorflow(const std::string& override_kv) {
+  PredictRequest r;
+  r.model = "resnet50";
+  r.placement.device = "v100_sxm2_16gb";
+  r.placement.framework = "tensorflow";
+  if (!override_kv.empty()) r.placement.overrides = {override_kv};
+  return r;
+}
+
 TEST_CASE("mixed precision: tf_cnn_benchmarks exchanges fp16 gradients, gradient_exchange=fp32 twice the bytes",
           "[frameworks]") {
   // tf_cnn_benchmarks' compact_gradient_transfer (default on) casts gradients to fp16 before the
@@ -123,12 +133,8 @@ TEST_CASE("mixed precision: tf_cnn_benchmarks exchanges fp16 gradients, gradient
   CHECK(full.step_time_s > half.step_time_s);
   // fp32 training has fp32 gradients either way.
   CHECK(step("fp32", "").step_time_s == step("fp32", "fp32").step_time_s);
-  PredictRequest bad;
-  bad.model = "resnet50";
-  bad.placement.device = "v100_sxm2_16gb";
-  bad.placement.framework = "tensorflow";
-  bad.placement.overrides = {"framework.gradient_exchange=fp8"};
-  CHECK_THROWS_WITH(predict(bad), Catch::Contains("gradient_exchange"));
+  CHECK_THROWS_WITH(predict(resnet50_on_v100_tensorflow("framework.gradient_exchange=fp8")),
+                    Catch::Contains("gradient_exchange"));
 }
 
 TEST_CASE("a profile's allreduce_efficiency replaces the device's: the bandwidth term scales by 1/e, latency stays",
@@ -136,15 +142,11 @@ TEST_CASE("a profile's allreduce_efficiency replaces the device's: the bandwidth
   // Ring all-reduce per gradient: 2(r-1)/r x bytes / (link x e) + 2(r-1) x latency. Doubling e
   // halves the bandwidth term only, so busy(e) - busy(2e) = 2 x (busy(2e) - busy(4e)).
   const auto busy = [](const std::string& e) {
-    PredictRequest r;
-    r.model = "resnet50";
+    PredictRequest r = resnet50_on_v100_tensorflow(e.empty() ? "" : "framework.allreduce_efficiency=" + e);
     r.batch_per_device = 64;
     r.precision = "fp32";
     r.data = DataSource::synthetic;
-    r.placement.device = "v100_sxm2_16gb";
     r.placement.count = 4;
-    r.placement.framework = "tensorflow";
-    if (!e.empty()) r.placement.overrides = {"framework.allreduce_efficiency=" + e};
     return predict(r).extra.at("communication_busy_s").get<double>();
   };
   const double b1 = busy("0.2"), b2 = busy("0.4"), b4 = busy("0.8");
@@ -154,12 +156,8 @@ TEST_CASE("a profile's allreduce_efficiency replaces the device's: the bandwidth
   // 0 (the default) is the device's own efficiency (v100_sxm2_16gb: p100_sxm2's 0.152).
   CHECK(busy("0") == busy(""));
   CHECK(busy("0.152") == Approx(busy("")).epsilon(1e-12));
-  PredictRequest bad;
-  bad.model = "resnet50";
-  bad.placement.device = "v100_sxm2_16gb";
-  bad.placement.framework = "tensorflow";
-  bad.placement.overrides = {"framework.allreduce_efficiency=1.5"};
-  CHECK_THROWS_WITH(predict(bad), Catch::Contains("allreduce_efficiency"));
+  CHECK_THROWS_WITH(predict(resnet50_on_v100_tensorflow("framework.allreduce_efficiency=1.5")),
+                    Catch::Contains("allreduce_efficiency"));
 }
 
 TEST_CASE("2x RTX 2080 Ti with multi_gpu_model: within 10% of one GPU at global batch 1024", "[frameworks][conclusions]") {
