@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fnmatch.h>
 #include <memory>
 #include <mutex>
 
@@ -85,6 +86,9 @@ FrameworkSpec parse_framework_spec(const YAML::Node& root, const std::string& pa
   f.description = r.text("description", std::string(""), "one line");
   f.names = strings(r, "names", "framework names of the reference CSV that mean this stack");
   f.engines = strings(r, "engines", "engines the profile applies to");
+  f.versions = strings(r, "versions",
+                       "versions of the stack this profile is for, as a reference row's framework_version (glob "
+                       "patterns: * = any run of characters); empty = any version no other profile of the name claims");
   if (f.engines.empty()) r.fail("engines", "name at least one engine (analytical, tpu_systemc)");
   f.step_overhead_ms = r.number("step_overhead_ms", 0.0, "ms", "host time per training step, not overlapped", non_negative);
   f.device_step_overhead_ms = r.number("device_step_overhead_ms", 0.0, "ms",
@@ -215,8 +219,13 @@ std::vector<std::string> profile_files() {
 // engines, and the parsed profile itself.
 struct ProfileEntry {
   std::string file, name;
-  std::vector<std::string> names, engines;
+  std::vector<std::string> names, engines, versions;
   std::shared_ptr<const FrameworkSpec> spec;  // the parsed profile, reused by find_framework_profile
+  bool claims(const std::string& version) const {
+    for (const auto& v : versions)
+      if (fnmatch(v.c_str(), version.c_str(), 0) == 0) return true;
+    return false;
+  }
   bool answers_to(const std::string& n) const {
     return name == n || std::find(names.begin(), names.end(), n) != names.end();
   }
@@ -245,7 +254,7 @@ std::shared_ptr<const std::vector<ProfileEntry>> profile_index() {
   auto built = std::make_shared<std::vector<ProfileEntry>>();
   for (const auto& f : files) {
     auto spec = std::make_shared<const FrameworkSpec>(load_framework_spec(f));
-    built->push_back({f, spec->name, spec->names, spec->engines, spec});
+    built->push_back({f, spec->name, spec->names, spec->engines, spec->versions, spec});
   }
   std::lock_guard<std::mutex> lock(mu);
   signature = sig;
@@ -283,7 +292,7 @@ bool FrameworkSpec::constants_neutral() const {
          allreduce_efficiency == d.allreduce_efficiency;
 }
 
-std::string find_framework_file(const std::string& name, const std::string& engine) {
+std::string find_framework_file(const std::string& name, const std::string& engine, const std::string& version) {
   if (name.empty()) return "";
   if (name.find('/') != std::string::npos || name.ends_with(".yaml")) {
     std::error_code ec;
@@ -291,10 +300,17 @@ std::string find_framework_file(const std::string& name, const std::string& engi
     return name;
   }
   std::vector<std::string> known;
+  const ProfileEntry *versioned = nullptr, *unversioned = nullptr, *first = nullptr;
   for (const auto& p : *profile_index()) {
-    if (p.answers_to(name) && p.on(engine)) return p.file;
+    if (p.on(engine) && p.name == name) return p.file;  // the stem names one profile
+    if (p.answers_to(name) && p.on(engine)) {
+      if (!first) first = &p;
+      if (!versioned && !version.empty() && p.claims(version)) versioned = &p;
+      if (!unversioned && p.versions.empty()) unversioned = &p;
+    }
     if (p.on(engine)) add_names(p, known);
   }
+  if (const ProfileEntry* p = versioned ? versioned : unversioned ? unversioned : first) return p->file;
   throw FieldError("framework", "no profile for '" + name + "' on the " + engine + " engine (names a CSV or option may use: " +
                                     listed(known) + "; configs/frameworks/)");
 }

@@ -33,6 +33,10 @@ struct FrameworkSpec {
   std::string file;
   std::vector<std::string> names;       // names in the reference CSV's framework column that mean this stack
   std::vector<std::string> engines;     // engines it applies to (analytical, tpu_systemc)
+  // Versions of the stack it is for (glob patterns, `*` = any run of characters; a reference
+  // row's framework_version, e.g. "pytorch-ngc19.*"): among the profiles a name selects, one
+  // whose pattern matches the row's version wins; profiles without versions take the rest.
+  std::vector<std::string> versions;
   std::string source;
 
   // Host overheads (not overlapped with device work).
@@ -134,7 +138,10 @@ std::vector<FieldDoc> framework_spec_fields(const std::string& path);
 
 // The profile for a framework name (a profile's file stem or one of its `names`) on `engine`.
 // Empty = the neutral default. FieldError("framework") when no profile matches, listing them.
-std::string find_framework_file(const std::string& name, const std::string& engine);
+// `version` (a reference row's framework version; empty = none) picks among the profiles the
+// name selects: the first (by file name) whose `versions` match it, else the first with no
+// `versions`, else the first. A profile's file stem selects that profile whatever the version.
+std::string find_framework_file(const std::string& name, const std::string& engine, const std::string& version = "");
 
 // The same profile, parsed: the one the name index parsed already (each profile file is
 // parsed once per change of the config directory), or the file a path names. nullptr for the

@@ -15,6 +15,8 @@
 #include "common/progress.hpp"
 #include "common/spec_reader.hpp"
 #include "devices/analytical/device_spec.hpp"
+#include <filesystem>
+
 #include "engine/framework_spec.hpp"
 #include "validation/nelder_mead.hpp"
 
@@ -79,7 +81,8 @@ std::vector<FitParam> fittable_framework_constants(const std::string& framework)
 }
 
 std::vector<ReferenceRow> framework_fit_rows(const std::vector<ReferenceRow>& rows, const std::string& framework) {
-  const FrameworkSpec f = load_framework_spec(framework_path(framework));
+  const std::string path = framework_path(framework);
+  const FrameworkSpec f = load_framework_spec(path);
   std::vector<ReferenceRow> out;
   for (const auto& r : rows) {
     const bool named = r.framework == f.name || std::find(f.names.begin(), f.names.end(), r.framework) != f.names.end();
@@ -91,7 +94,13 @@ std::vector<ReferenceRow> framework_fit_rows(const std::vector<ReferenceRow>& ro
     } catch (const UserError&) {
       continue;
     }
-    if (std::find(f.engines.begin(), f.engines.end(), engine) != f.engines.end()) out.push_back(r);
+    if (std::find(f.engines.begin(), f.engines.end(), engine) == f.engines.end()) continue;
+    // Among the profiles a name selects, the row's stack version picks one (`versions:`): fit
+    // only the rows this profile predicts.
+    if (std::filesystem::path(find_framework_file(r.framework, engine, r.stack_version())).stem() !=
+        std::filesystem::path(path).stem())
+      continue;
+    out.push_back(r);
   }
   return out;
 }
@@ -197,7 +206,7 @@ ValidationResult run_with(const std::vector<ReferenceRow>& rows, const Calibrate
 bool row_uses_fitted_profile(const ReferenceRow& row) {
   if (row.framework.empty()) return false;
   try {
-    const std::string path = find_framework_file(row.framework, engine_for_device(row.device));
+    const std::string path = find_framework_file(row.framework, engine_for_device(row.device), row.stack_version());
     if (path.empty()) return false;
     const YAML::Node n = load_config_yaml(path);
     return n.IsMap() && n["calibrate"] && n["calibrate"].IsSequence() && n["calibrate"].size() > 0;

@@ -85,7 +85,7 @@ std::map<std::string, double> numeric_defaults(const std::vector<FieldDoc>& fiel
 std::string framework_of_row(const ReferenceRow& r) {
   if (r.framework.empty()) return "";
   try {
-    return find_framework_file(r.framework, engine_for_device(r.device));
+    return find_framework_file(r.framework, engine_for_device(r.device), r.stack_version());
   } catch (const UserError&) {
     return "";
   }

@@ -26,8 +26,18 @@ const std::vector<std::string>& reference_columns() {
 const std::vector<std::string>& optional_reference_columns() {
   static const std::vector<std::string> cols = {"seq_len", "global_batch", "tp", "pp", "pp_virtual_stages",
                                                 "cp", "sharding", "recompute", "sequence_parallel",
-                                                "offer"};
+                                                "offer", "framework_version"};
   return cols;
+}
+
+std::string ReferenceRow::stack_version() const {
+  if (!framework_version.empty()) return framework_version;
+  static const std::string phrase = "framework version ";
+  const size_t at = note.rfind(phrase);
+  if (at == std::string::npos) return "";
+  const size_t b = at + phrase.size();
+  const size_t e = note.find_first_of(" ;,\t\"", b);
+  return note.substr(b, e == std::string::npos ? std::string::npos : e - b);
 }
 
 namespace {
@@ -136,6 +146,7 @@ std::vector<ReferenceRow> parse_reference_csv(const std::string& text, const std
     std::string sp = choice("sequence_parallel", {"true", "false"});
     if (!sp.empty()) row.sequence_parallel = sp == "true";
     row.offer = trim(opt("offer"));
+    row.framework_version = trim(opt("framework_version"));
     rows.push_back(std::move(row));
   }
   return rows;
@@ -174,7 +185,7 @@ void write_reference_csv(std::ostream& os, const std::vector<ReferenceRow>& rows
       for (const auto& v : {integer(r.seq_len), integer(r.global_batch), integer(r.tp), integer(r.pp),
                             integer(r.pp_virtual_stages), integer(r.cp), r.sharding, r.recompute,
                             r.sequence_parallel ? std::string(*r.sequence_parallel ? "true" : "false") : std::string(),
-                            r.offer})
+                            r.offer, r.framework_version})
         f.push_back(v);
     }
     write_csv_record(os, f);

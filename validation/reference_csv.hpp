@@ -40,10 +40,16 @@ struct ReferenceRow {
   // The price offer (configs/pricing/ id, catalog/name) of a cost row; empty = the one offer
   // that holds the row's devices (an error naming them when several do).
   std::string offer;
+  // The software stack's version (an xpusim column): picks among the profiles that answer to
+  // the row's framework (a profile's `versions:`). Empty = the note's "framework version X".
+  std::string framework_version;
   bool has_optional() const {
     return seq_len || global_batch || tp || pp || pp_virtual_stages || cp || !sharding.empty() ||
-           !recompute.empty() || sequence_parallel || !offer.empty();
+           !recompute.empty() || sequence_parallel || !offer.empty() || !framework_version.empty();
   }
+  // The column, or else the version the note states as "framework version X" (the phrase the
+  // shared CSVs end their notes with: "framework version pytorch-ngc20.06"); empty if neither.
+  std::string stack_version() const;
 };
 
 // The columns every file has, in the order the reference file uses and the writer emits.

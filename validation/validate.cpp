@@ -93,6 +93,24 @@ double compile_time_s(const StepReport& r) { return r.compile_time_s; }
 
 }  // namespace
 
+namespace {
+// The profile a row's framework and stack version select (framework_spec.hpp, `versions:`), as
+// the profile's file stem when the version picks another profile than the name alone; the
+// name as written otherwise (a name no profile lists reaches predict, which reports it).
+std::string row_framework(const ReferenceRow& row) {
+  const std::string version = row.stack_version();
+  if (row.framework.empty() || version.empty()) return row.framework;
+  try {
+    const std::string engine = engine_for_device(row.device);
+    const std::string by_version = find_framework_file(row.framework, engine, version);
+    if (by_version == find_framework_file(row.framework, engine)) return row.framework;
+    return std::filesystem::path(by_version).stem().string();
+  } catch (const UserError&) {
+    return row.framework;
+  }
+}
+}  // namespace
+
 PredictRequest request_for_row(const ReferenceRow& row) {
   PredictRequest q;
   q.model = row.model;
@@ -106,7 +124,7 @@ PredictRequest request_for_row(const ReferenceRow& row) {
   q.placement.device = row.device;
   q.placement.count = row.num_devices.value_or(0);
   q.placement.system = row.setup;
-  q.placement.framework = row.framework;
+  q.placement.framework = row_framework(row);
   return q;
 }
 

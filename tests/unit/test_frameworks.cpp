@@ -384,3 +384,24 @@ TEST_CASE("framework names come from an index that follows the profile directory
   set_config_dir(previous);
   fs::remove_all(dir);
 }
+
+TEST_CASE("a framework name and a stack version pick the profile whose versions match (issue 29)", "[frameworks]") {
+  const auto stem = [](const std::string& name, const std::string& version) {
+    return std::filesystem::path(find_framework_file(name, "analytical", version)).stem().string();
+  };
+  // Three profiles answer to `pytorch`; the version picks among them, no version = the unversioned one.
+  CHECK(stem("pytorch", "") == "pytorch_amp_dali");
+  CHECK(stem("pytorch", "pytorch-ngc20.06") == "pytorch_amp_dali");
+  CHECK(stem("pytorch", "pytorch-ngc19.07") == "pytorch_ngc_2019");
+  CHECK(stem("pytorch", "pytorch-ngc18.09") == "pytorch_ngc_2019");
+  CHECK(stem("tensorflow", "") == "tf_cnn_benchmarks");
+  CHECK(stem("tensorflow", "tensorflow-1.15") == "tf_cnn_benchmarks");
+  CHECK(stem("tensorflow", "tensorflow-ngc20.06-tf1") == "ngc_tensorflow");
+  CHECK(stem("tensorflow", "tensorflow-2.2") == "tensorflow_2_xla");
+  // A profile's own stem selects it whatever the version.
+  CHECK(stem("pytorch_amp_dali", "pytorch-ngc19.07") == "pytorch_amp_dali");
+  // And the prediction follows the profile: the 2019 containers' kernels are slower.
+  const double late = run("v100_sxm2_16gb", 1, "resnet50", 256, "pytorch", "mixed_fp16").throughput_samples_per_s;
+  const double early = run("v100_sxm2_16gb", 1, "resnet50", 256, "pytorch_ngc_2019", "mixed_fp16").throughput_samples_per_s;
+  CHECK(early < late);
+}

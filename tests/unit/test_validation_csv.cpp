@@ -166,3 +166,25 @@ TEST_CASE("csv: the optional columns parse, round-trip and check their values (i
   CHECK(back[0].sharding == "zero1");
   CHECK(back[0].sequence_parallel == true);
 }
+
+TEST_CASE("csv: a row's stack version is its framework_version column, else the note's phrase", "[validation][csv]") {
+  const std::string row = "s,v100_sxm2_16gb,1,dgx1v_nvlink,pytorch,resnet50,imagenet,256,mixed_fp16,real,train_throughput,1,images/s,";
+  // The shared CSVs end their notes with "framework version X" (quoted when the note has commas).
+  auto rows = parse_reference_csv(kHeader + row + "\"ResNet-50 v1.5, DGX-1; framework version pytorch-ngc19.07\"\n", "ref.csv");
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].framework_version.empty());
+  CHECK(rows[0].stack_version() == "pytorch-ngc19.07");
+  CHECK_FALSE(rows[0].has_optional());
+  rows = parse_reference_csv(kHeader + row + "framework version tensorflow-ngc20.06-tf1; XLA enabled\n", "ref.csv");
+  CHECK(rows[0].stack_version() == "tensorflow-ngc20.06-tf1");
+  rows = parse_reference_csv(kHeader + row + "no version stated\n", "ref.csv");
+  CHECK(rows[0].stack_version().empty());
+  // The column wins over the note, and round-trips through the writer.
+  const std::string head = kHeader.substr(0, kHeader.size() - 1) + ",framework_version\n";
+  rows = parse_reference_csv(head + row + "framework version pytorch-ngc19.07,pytorch-ngc21.03\n", "ref.csv");
+  CHECK(rows[0].stack_version() == "pytorch-ngc21.03");
+  CHECK(rows[0].has_optional());
+  std::ostringstream os;
+  write_reference_csv(os, rows);
+  CHECK(parse_reference_csv(os.str(), "back.csv")[0].framework_version == "pytorch-ngc21.03");
+}
