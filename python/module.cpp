@@ -151,7 +151,8 @@ py::object plan_py(const std::string& model, const std::string& cluster, int gpu
     py::gil_scoped_release release;
     xpusim::cost::apply_plan_fixed(n, req);
     const xpusim::LlmPlanResult r = xpusim::plan_llm(req);
-    const xpusim::cost::PlanPrice price = xpusim::cost::plan_price(offer, tier, r.device);
+    const xpusim::cost::PlanPrice price =
+        xpusim::cost::plan_price(offer, tier, r.device, {"", "", r.gpus, r.devices_per_node});
     j = xpusim::cost::plan_document(r, price, top, tokens, goodput);
   }
   return to_python(j);
