@@ -81,7 +81,7 @@ OfferChoice cheapest_offer(const PriceCatalog& prices, const OfferNeed& need) {
 
   if (current.empty()) {
     if (skipped.empty())
-      throw FieldError("offer", "no price offer contains " + need.device + " (configs/pricing/, --catalog)");
+      throw FieldError("offer", "no price offer contains " + need.device + " (configs/pricing/ and any SkyPilot catalog loaded)");
     std::sort(skipped.begin(), skipped.end());
     constexpr size_t kListed = 12;
     std::string list;

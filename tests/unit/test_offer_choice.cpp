@@ -170,7 +170,7 @@ TEST_CASE("cheapest offer: none holds the placement -> one error naming each off
         }()).find("c/four: 4 devices per instance splits a host of 8") != std::string::npos);
   OfferNeed other = need(1, 0);
   other.device = "tpu_v9";
-  CHECK(choice_error(c, other) == "no price offer contains tpu_v9 (configs/pricing/, --catalog)");
+  CHECK(choice_error(c, other) == "no price offer contains tpu_v9 (configs/pricing/ and any SkyPilot catalog loaded)");
 }
 
 TEST_CASE("cheapest offer: the cost function pays for every instance", "[pricing][offer_choice]") {
