@@ -24,9 +24,9 @@ row h100x8_spot_aws '.offer == "aws_2026/p5.48xlarge" and .price_usd_per_h == 17
 row h100x8_spot_aws '.offer_choice | test("provider aws")' "$tmp/c.json"
 row h100x8_us_east_1 '.offer == "aws_2026/p5.48xlarge" and .price_usd_per_h == 55.04' "$tmp/c.json"
 row h100x1_on_demand '.offer == "nebius_2026/gpu-h100-sxm_1gpu-16vcpu-200gb" and .price_usd_per_h == 2.95' "$tmp/c.json"
-# L4: modal's 0.7992 per GPU-hour < aws g6.4xlarge 1.3232; 8 on aws spot (no system: one
-# instance holds all 8): g6.48xlarge 3.7289 (8 x g6.4xlarge would split them).
-row l4x1_on_demand '.offer == "modal_2026/l4" and .price_usd_per_h == 0.7992' "$tmp/c.json"
+# L4: gcp g2-standard-4 0.70683 (0.14679 VM + 0.56004 GPU) < modal 0.7992 < aws g6.4xlarge 1.3232;
+# 8 on aws spot (no system: one instance holds all 8): g6.48xlarge 3.7289 (not 8 x g6.4xlarge).
+row l4x1_on_demand '.offer == "gcp_2026/g2-standard-4" and .price_usd_per_h == 0.70683' "$tmp/c.json"
 row l4x8_spot_aws '.offer == "aws_2026/g6.48xlarge" and .price_usd_per_h == 3.7289 and .offer_date == "2026-11-27"' "$tmp/c.json"
 # A named offer is dated and sourced too, with no choice.
 row named_p5 '.offer_choice == null and .offer_date == "2026-11-26" and .offer_instances == 1' "$tmp/c.json"
