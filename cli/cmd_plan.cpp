@@ -25,6 +25,7 @@ struct PlanFlags {
   LlmPlanRequest req;
   cost::PlanFixedNames fixed;
   std::string format = "table", offer, tier, chart;
+  std::string offer_provider, offer_region;  // --offer cheapest filters
   int top = 10;
   double tokens = 0;      // 0 = 20 per parameter
   double goodput = 1.0;
@@ -67,7 +68,8 @@ void run_plan(const PlanFlags& f0) {
     refuse_output_over_input("--chart", f.chart, {f.req.model, f.req.cluster});
   }
   const LlmPlanResult r = plan_llm(f.req);
-  const cost::PlanPrice price = cost::plan_price(f.offer, f.tier, r.device);
+  const cost::PlanPrice price =
+      cost::plan_price(f.offer, f.tier, r.device, {f.offer_provider, f.offer_region, r.gpus, r.devices_per_node});
   const double tokens = cost::plan_train_tokens(r, f.tokens);
   if (!f.chart.empty()) write_chart(f, r, price, tokens);
   const auto& ranked = r.search.ranked;
@@ -111,6 +113,7 @@ void run_plan(const PlanFlags& f0) {
             << ", " << r.precision << (r.framework == "default" ? "" : ", " + r.framework) << "\n";
   std::cout << r.search.evaluated << " configurations priced (" << r.search.enumerated << " enumerated), "
             << ranked.size() << " fit in " << fmt_fixed(r.memory_bytes / 1e9, 1) << " GB per " << unit << "\n\n";
+  if (!price.choice.empty()) std::cout << "offer: " << price.choice << "\n\n";
   if (shown > 0) t.print(std::cout, fmt);
   else std::cout << "no configuration fits\n";
   if (!r.search.rejected.empty()) {
@@ -146,8 +149,12 @@ void register_plan(CLI::App& app) {
   cmd->add_option("--set", f->req.overrides, "KEY=VALUE on the device YAML, framework.KEY=VALUE, cluster.KEY=VALUE");
   cmd->add_option("--top", f->top, "configurations shown")->capture_default_str()->check(int_in(1, 1000000));
   add_format_option(*cmd, f->format, "table|json|csv", "table");
-  cmd->add_option("--offer", f->offer, "price offer (configs/pricing/, e.g. aws_2025/p5.48xlarge): $/h and $ per million tokens");
-  cmd->add_option("--tier", f->tier, "pricing tier of the offer (default: its first)");
+  cmd->add_option("--offer", f->offer,
+                  "price offer (configs/pricing/, e.g. aws_2025/p5.48xlarge), or cheapest: the lowest $/h of the "
+                  "offers that hold the job in whole nodes; $/h and $ per million tokens");
+  cmd->add_option("--tier", f->tier, "pricing tier of the offer (default: its first; with --offer cheapest, on_demand)");
+  cmd->add_option("--offer-provider", f->offer_provider, "--offer cheapest: only this provider's offers (aws, gcp, ...)");
+  cmd->add_option("--offer-region", f->offer_region, "--offer cheapest: only offers in this region (us-east-1, ...)");
   cmd->add_option("--tokens", f->tokens, "tokens to train (default: 20 per parameter)")->check(finite_in(1, 1e18));
   cmd->add_option("--goodput", f->goodput,
                   "share of wall time that trains (failures, restarts, checkpoints); an input, default 1 = none lost")

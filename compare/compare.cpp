@@ -42,6 +42,10 @@ nlohmann::json CompareRow::to_json() const {
   j["global_batch"] = global_batch;
   j["offer"] = offer;
   j["pricing"] = pricing;
+  j["offer_date"] = offer_date;
+  j["offer_source"] = offer_source;
+  j["offer_instances"] = offer_instances;
+  j["offer_choice"] = offer_choice.empty() ? nlohmann::json(nullptr) : nlohmann::json(offer_choice);
   j["throughput_source"] = throughput_source;
   j["target_metric"] = target_metric;
   j["target_accuracy"] = target_accuracy > 0 ? nlohmann::json(target_accuracy) : nlohmann::json(nullptr);
@@ -150,6 +154,10 @@ CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress
       row.data = data_source_name(o.data);
       row.offer = o.offer;
       row.pricing = tier_name(o.tier);
+      row.offer_date = prices.get(o.offer).date;
+      row.offer_source = prices.get(o.offer).source;
+      row.offer_instances = o.offer_instances;
+      row.offer_choice = o.offer_choice;
       row.throughput_source = throughput_source_name(o.source);
       row.target_metric = t.accuracy > 0 ? t.metric : "epochs";
       row.target_accuracy = t.accuracy;

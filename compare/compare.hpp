@@ -20,6 +20,10 @@ namespace xpusim::cost {
 
 struct CompareRow {
   std::string option, target, model, dataset, device, system, precision, data, offer, pricing, throughput_source;
+  // The offer's listing date and source (every price is dated and sourced), the instances of it
+  // the row pays for, and how it was chosen (`offer: cheapest`; empty when the study named it).
+  std::string offer_date, offer_source, offer_choice;
+  int offer_instances = 1;
   int count = 1;
   Task task = Task::train;      // in the JSON only when inference (training rows keep their shape)
   int64_t batch_per_device = 0;

@@ -143,6 +143,15 @@ void print_compare(std::ostream& os, const CompareResult& r, OutputFormat f, con
   if (!notes.empty()) os << "\n";
   for (size_t k = 0; k < notes.size(); ++k)
     os << fit("[" + std::to_string(k + 1) + "] " + notes[k]) << (md ? "  " : "") << "\n";
+  // `offer: cheapest`: which offer each such option got, with its date and source (once per option).
+  std::vector<std::string> chosen;
+  for (const auto& row : r.rows)
+    if (!row.offer_choice.empty()) {
+      const std::string line = "offer of " + row.option + ": " + row.offer_choice;
+      if (std::find(chosen.begin(), chosen.end(), line) == chosen.end()) chosen.push_back(line);
+    }
+  if (!chosen.empty() && notes.empty()) os << "\n";
+  for (const auto& line : chosen) os << fit(line) << (md ? "  " : "") << "\n";
   os << (md ? "\n" : "") << "All fields (hours, billed hours, energy, curves, bottlenecks): "
      << (all_fields_hint.empty() ? std::string("the CSV and JSON outputs") : all_fields_hint) << ".\n";
 }

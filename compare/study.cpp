@@ -13,6 +13,7 @@
 #include "common/spec_reader.hpp"
 #include "common/suggest.hpp"
 #include "costmodel/convergence.hpp"
+#include "costmodel/offer_choice.hpp"
 #include "engine/platform_spec.hpp"
 #include "models/dtype.hpp"
 #include "models/zoo.hpp"
@@ -130,10 +131,34 @@ struct OptionReader {
     o.batch_per_device = r.integer("batch", 0, "samples", "batch per device (default: the target's batch_per_device)",
                                    [](long long v) { return v >= 0 ? "" : "must be > 0"; });
     parse_data_source(r.text("data", std::string("real"), "input data", {"synthetic", "real"}), o.data);
-    o.offer = r.text("offer", std::nullopt, "price offer id (configs/pricing/: catalog/name)");
+    o.offer = r.text("offer", std::nullopt, "price offer id (configs/pricing/: catalog/name), or cheapest");
     std::string tier = r.text("pricing", std::string("on_demand"), tier_choices());
-    if (auto bad = offer_problem(prices, o.offer, tier, pl.device, devices)) r.fail(bad->first, bad->second);
-    parse_tier(tier, o.tier);
+    const std::string provider = r.text("offer_provider", std::string(), "offer: cheapest: only this provider's offers");
+    const std::string region = r.text("offer_region", std::string(), "offer: cheapest: only offers in this region");
+    if (o.offer == kCheapestOffer) {
+      if (!parse_tier(tier, o.tier)) r.fail("pricing", "'" + tier + "' is not one of " + std::string(tier_choices()));
+      OfferNeed need;
+      need.device = pl.device;
+      need.count = pl.count;
+      need.system = pl.system;
+      if (!pl.system.empty()) need.node_devices = find_system(pl.system).devices_per_host;
+      need.tier = o.tier;
+      need.provider = provider;
+      need.region = region;
+      try {
+        const OfferChoice ch = cheapest_offer(prices, need);
+        o.offer = ch.id;
+        o.offer_instances = ch.instances;
+        o.offer_choice = ch.summary;
+      } catch (const FieldError& e) {
+        r.fail("offer", e.message());
+      }
+    } else {
+      if (!provider.empty() || !region.empty())
+        r.fail(provider.empty() ? "offer_region" : "offer_provider", "only with offer: cheapest (a named offer has its own)");
+      if (auto bad = offer_problem(prices, o.offer, tier, pl.device, devices)) r.fail(bad->first, bad->second);
+      parse_tier(tier, o.tier);
+    }
 
     YAML::Node tp = r.child("throughput", "samples/s for the whole job, or predict | measured", true);
     if (!tp.IsScalar()) r.fail("throughput", "expected a number, predict or measured");

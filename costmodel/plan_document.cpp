@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/error.hpp"
+#include "costmodel/offer_choice.hpp"
 #include "costmodel/pricing.hpp"
 #include "parallel/llm_plan.hpp"
 
@@ -12,9 +13,47 @@ namespace xpusim::cost {
 
 using parallel::LlmCandidate;
 
-PlanPrice plan_price(const std::string& offer, const std::string& tier_name_in, const std::string& device) {
+namespace {
+
+PlanPrice cheapest_plan_price(const std::string& tier_text, const std::string& device, const PlanOfferFilter& f) {
+  const PriceCatalog& cat = default_price_catalog();
+  OfferNeed need;
+  need.device = device;
+  need.count = f.gpus;
+  // A GPU node stays inside one instance; a TPU slice is billed per chip (gcp_2026.yaml), so
+  // any size of offer of its chip prices it.
+  need.node_devices = f.devices_per_node > 0 ? f.devices_per_node : 1;
+  need.whole_instances = true;  // the plan bills per GPU: the job must be whole instances
+  need.provider = f.provider;
+  need.region = f.region;
+  if (!tier_text.empty() && !parse_tier(tier_text, need.tier))
+    throw FieldError("tier", "unknown tier '" + tier_text + "' (" + tier_choices() + ")");
+  const OfferChoice ch = cheapest_offer(cat, need);
+  const PriceOffer& o = cat.get(ch.id);
   PlanPrice p;
-  if (offer.empty()) return p;
+  p.set = true;
+  p.usd_per_gpu_h = ch.usd_per_h / f.gpus;
+  p.offer = ch.id;
+  p.tier = tier_name(need.tier);
+  p.date = o.date;
+  p.source = o.source;
+  p.choice = ch.summary;
+  return p;
+}
+
+}  // namespace
+
+PlanPrice plan_price(const std::string& offer, const std::string& tier_name_in, const std::string& device,
+                     const PlanOfferFilter& filter) {
+  PlanPrice p;
+  if (offer.empty()) {
+    if (!filter.provider.empty()) throw FieldError("offer_provider", "only with offer cheapest");
+    if (!filter.region.empty()) throw FieldError("offer_region", "only with offer cheapest");
+    return p;
+  }
+  if (offer == kCheapestOffer) return cheapest_plan_price(tier_name_in, device, filter);
+  if (!filter.provider.empty()) throw FieldError("offer_provider", "only with offer cheapest (a named offer has its own)");
+  if (!filter.region.empty()) throw FieldError("offer_region", "only with offer cheapest (a named offer has its own)");
   const PriceCatalog& cat = default_price_catalog();
   const PriceOffer& o = cat.get(offer);
   int gpus = 0;
@@ -33,6 +72,8 @@ PlanPrice plan_price(const std::string& offer, const std::string& tier_name_in, 
   p.usd_per_gpu_h = cat.usd_per_h(offer, tier) / gpus;
   p.offer = offer;
   p.tier = tier_name(tier);
+  p.date = o.date;
+  p.source = o.source;
   return p;
 }
 
@@ -115,7 +156,11 @@ nlohmann::json plan_document(const LlmPlanResult& r, const PlanPrice& price, int
   j["seq_len"] = r.seq_len, j["global_batch"] = r.global_batch, j["usable_memory_per_gpu_bytes"] = r.memory_bytes;
   j["configurations_enumerated"] = r.search.enumerated, j["configurations_evaluated"] = r.search.evaluated;
   j["configurations_fitting"] = ranked.size();
-  if (price.set) j["offer"] = {{"id", price.offer}, {"tier", price.tier}, {"usd_per_gpu_h", price.usd_per_gpu_h}};
+  if (price.set) {
+    j["offer"] = {{"id", price.offer},   {"tier", price.tier},     {"usd_per_gpu_h", price.usd_per_gpu_h},
+                  {"date", price.date},  {"source", price.source}};
+    if (!price.choice.empty()) j["offer"]["choice"] = price.choice;
+  }
   nlohmann::json best = nlohmann::json::array();
   for (size_t i = 0; i < shown; ++i) best.push_back(candidate_json(ranked[i], price, r.gpus));
   j["ranked"] = best;

@@ -17,11 +17,24 @@ struct PlanPrice {
   bool set = false;
   double usd_per_gpu_h = 0;
   std::string offer, tier;
+  std::string date, source;  // the offer's listing date and source
+  std::string choice;        // how `cheapest` chose it (empty: the caller named the offer)
 };
 
-// offer: a configs/pricing/ id (empty = no price); tier: its pricing tier (empty = its first).
-// FieldError("offer" | "tier") when the offer has no such device or price.
-PlanPrice plan_price(const std::string& offer, const std::string& tier, const std::string& device);
+// What `offer: cheapest` needs besides the device: the job's GPUs and the cluster's GPUs per
+// node (0: a TPU slice, billed per chip at one rate whatever its size), and the filters.
+struct PlanOfferFilter {
+  std::string provider, region;  // empty = any
+  int gpus = 0;
+  int devices_per_node = 0;
+};
+
+// offer: a configs/pricing/ id (empty = no price) or `cheapest` (costmodel/offer_choice.hpp:
+// whole instances holding whole nodes, the lowest $/h); tier: its pricing tier (empty = its
+// first; on_demand for cheapest). FieldError("offer" | "tier" | "offer_provider" |
+// "offer_region") when the offer has no such device or price, or no offer holds the job.
+PlanPrice plan_price(const std::string& offer, const std::string& tier, const std::string& device,
+                     const PlanOfferFilter& filter = {});
 
 // The constraints a caller fixes by name; 0 or empty = searched.
 struct PlanFixedNames {

@@ -43,6 +43,10 @@ struct StudyOption {
   DataSource data = DataSource::real;     // synthetic: throughput and price only
   std::string offer;                      // price catalog id; empty = no dollars
   PricingTier tier = PricingTier::on_demand;
+  // Instances of the offer the placement takes (> 1 only when `offer: cheapest` chose several
+  // whole instances of a smaller offer, costmodel/offer_choice.hpp); $/h and nameplate power scale.
+  int offer_instances = 1;
+  std::string offer_choice;               // how the offer was chosen (empty: the study named it)
   ThroughputSource source = ThroughputSource::predict;
   double given_throughput = 0;            // samples/s, when source == given
   std::string throughput_source_note;     // where a given number comes from

@@ -18,7 +18,7 @@ TargetCost cost_to_target(const StudyOption& o, const StudyTarget* target, const
     if (c.note.empty()) c.note = why;
   };
   if (!o.offer.empty()) {
-    c.usd_per_h = prices.usd_per_h(o.offer, o.tier);
+    c.usd_per_h = prices.usd_per_h(o.offer, o.tier) * o.offer_instances;
     if (speed.samples_per_s && *c.usd_per_h > 0)
       c.samples_per_s_per_usd_per_h = images_per_s_per_usd_per_h(*speed.samples_per_s, *c.usd_per_h);
   }
@@ -29,7 +29,7 @@ TargetCost cost_to_target(const StudyOption& o, const StudyTarget* target, const
   } else if (speed.modelled_power_w && *speed.modelled_power_w > 0) {
     c.power_w = *speed.modelled_power_w, c.power_source = "modelled";
   } else if (!o.offer.empty() && prices.get(o.offer).power_w() > 0) {
-    c.power_w = prices.get(o.offer).power_w(), c.power_source = "offer";
+    c.power_w = prices.get(o.offer).power_w() * o.offer_instances, c.power_source = "offer";
   }
   if (!target) return c;
   const StudyTarget& t = *target;

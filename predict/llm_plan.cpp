@@ -186,6 +186,7 @@ LlmPlanResult plan_llm(const LlmPlanRequest& r) {
   out.parameters = llm_parameter_count(job.shape);
   out.gpus = r.gpus;
   out.nodes = (r.gpus + cluster.devices_per_node() - 1) / cluster.devices_per_node();
+  out.devices_per_node = cluster.devices_per_node();
   out.seq_len = job.seq_len;
   out.global_batch = job.global_batch;
   out.memory_bytes = o.memory_bytes;

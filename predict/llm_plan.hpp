@@ -38,6 +38,7 @@ struct LlmPlanResult {
   std::string model, cluster, device, framework, precision;
   int64_t parameters = 0;             // exact, llm_parameter_count
   int gpus = 0, nodes = 0;
+  int devices_per_node = 0;           // the cluster's (what an offer must hold together)
   int64_t seq_len = 0, global_batch = 0;
   double memory_bytes = 0;            // usable per GPU
   double peak_flops_s = 0;            // per GPU, dense 16-bit tensor peak

@@ -126,7 +126,8 @@ py::object plan_py(const std::string& model, const std::string& cluster, int gpu
                    const std::vector<std::string>& overrides, int top, const std::string& offer, const std::string& tier,
                    double tokens, double goodput, int tp, int pp, int virtual_stages, int cp, int ep,
                    long long micro_batch, const std::string& sharding, const std::string& recompute,
-                   std::optional<bool> sequence_parallel, bool tp_across_nodes) {
+                   std::optional<bool> sequence_parallel, bool tp_across_nodes, const std::string& offer_provider,
+                   const std::string& offer_region) {
   // The ranges the CLI's flags check, as field errors here.
   if (top < 1) throw xpusim::FieldError("top", "must be >= 1, got " + std::to_string(top));
   if (!(goodput >= 0.01 && goodput <= 1)) throw xpusim::FieldError("goodput", "must be in [0.01, 1], got " + std::to_string(goodput));
@@ -151,7 +152,8 @@ py::object plan_py(const std::string& model, const std::string& cluster, int gpu
     py::gil_scoped_release release;
     xpusim::cost::apply_plan_fixed(n, req);
     const xpusim::LlmPlanResult r = xpusim::plan_llm(req);
-    const xpusim::cost::PlanPrice price = xpusim::cost::plan_price(offer, tier, r.device);
+    const xpusim::cost::PlanPrice price =
+        xpusim::cost::plan_price(offer, tier, r.device, {offer_provider, offer_region, r.gpus, r.devices_per_node});
     j = xpusim::cost::plan_document(r, price, top, tokens, goodput);
   }
   return to_python(j);
@@ -338,7 +340,7 @@ PYBIND11_MODULE(_core, m) {
         py::arg("tier") = "", py::arg("tokens") = 0.0, py::arg("goodput") = 1.0, py::arg("tp") = 0, py::arg("pp") = 0,
         py::arg("virtual_stages") = 0, py::arg("cp") = 0, py::arg("ep") = 0, py::arg("micro_batch") = 0,
         py::arg("sharding") = "", py::arg("recompute") = "", py::arg("sequence_parallel") = py::none(),
-        py::arg("tp_across_nodes") = false);
+        py::arg("tp_across_nodes") = false, py::arg("offer_provider") = "", py::arg("offer_region") = "");
   m.def("sweep", &sweep_py, "The summary of `xpusim sweep SWEEP -o OUTPUT --summary json` (xpusim.sweep wraps it)",
         py::arg("sweep"), py::arg("output"), py::kw_only(), py::arg("jobs") = 1, py::arg("resume") = false);
   m.def("systolic", &systolic_py, "The document of `xpusim systolic --format json` (xpusim.systolic wraps it)",

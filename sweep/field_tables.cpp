@@ -49,9 +49,13 @@ const std::vector<AxisField>& axis_fields(PointKind k) {
        [](PointRequest& r, const std::string& v) {
          if (!parse_data_source(v, r.predict.data)) throw FieldError("data", "'" + v + "' is not synthetic or real");
        }},
-      {"offer", "price offer id (configs/pricing/: catalog/name)", false,
+      {"offer", "price offer id (configs/pricing/: catalog/name), or cheapest (the lowest USD/h that holds the placement)", false,
        [](PointRequest& r, const std::string& v) { r.offer = v; }},
       {"pricing", cost::tier_choices(), false, [](PointRequest& r, const std::string& v) { r.pricing = v; }},
+      {"offer_provider", "offer: cheapest: only this provider's offers (aws, gcp, ...)", false,
+       [](PointRequest& r, const std::string& v) { r.offer_provider = v; }},
+      {"offer_region", "offer: cheapest: only offers in this region", false,
+       [](PointRequest& r, const std::string& v) { r.offer_region = v; }},
       // The input is named apart from the result field power_w (the power the energy used, as in
       // compare's rows), so a row has one column of each.
       {"option_power_w", "W, power while training, as a study option's power_w (default: the modelled power, else the offer's)", false,

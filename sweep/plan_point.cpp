@@ -83,8 +83,12 @@ const std::vector<AxisField>& plan_axis_fields() {
        [](PointRequest& r, const std::string& v) { r.plan.framework = v; }},
       {"offer", "price offer id (configs/pricing/: catalog/name): USD/h and USD per million tokens", false,
        [](PointRequest& r, const std::string& v) { r.offer = v; }},
-      {"pricing", "pricing tier of the offer (default: its first)", false,
+      {"pricing", "pricing tier of the offer (default: its first; on_demand for cheapest)", false,
        [](PointRequest& r, const std::string& v) { r.pricing = v; }},
+      {"offer_provider", "offer: cheapest: only this provider's offers (aws, gcp, ...)", false,
+       [](PointRequest& r, const std::string& v) { r.offer_provider = v; }},
+      {"offer_region", "offer: cheapest: only offers in this region", false,
+       [](PointRequest& r, const std::string& v) { r.offer_region = v; }},
       {"tokens", "tokens to train (default: 20 per parameter)", false,
        [](PointRequest& r, const std::string& v) { r.tokens = real("tokens", v, 1, 1e18); }},
       {"goodput", "share of wall time that trains (failures, restarts, checkpoints); default 1", false,
@@ -178,7 +182,8 @@ std::string plan_request_problem(const PointRequest& r) {
         return "gpus: " + std::to_string(r.plan.gpus) + " GPUs requested, cluster '" + c.name + "' has " +
                std::to_string(c.max_devices());
       if (r.plan.global_batch < 1) return "global_batch: required (set it in fixed: or as an axis)";
-      if (!r.offer.empty()) cost::plan_price(r.offer, r.pricing, device);
+      if (!r.offer.empty() || !r.offer_provider.empty() || !r.offer_region.empty())
+        cost::plan_price(r.offer, r.pricing, device, {r.offer_provider, r.offer_region, r.plan.gpus, c.devices_per_node()});
     } else if (r.plan.global_batch < 1) {
       return "global_batch: required (set it in fixed: or as an axis)";
     }
@@ -194,7 +199,9 @@ void evaluate_plan(const PointRequest& r, PointResult& out) {
   const bool tpu = parallel::parse_tpu_cluster_name(r.plan.cluster).has_value();
   out.engine = tpu ? "tpu_llm_plan" : "llm_plan";
   const LlmPlanResult p = plan_llm(r.plan);  // keep = 0: every fitting one, for the count
-  const cost::PlanPrice price = cost::plan_price(r.offer, r.pricing, p.device);
+  const cost::PlanPrice price =
+      cost::plan_price(r.offer, r.pricing, p.device, {r.offer_provider, r.offer_region, p.gpus, p.devices_per_node});
+  if (r.offer == cost::kCheapestOffer) put_offer_texts(price.offer, 1, price.date, price.source, out);
   out.values["nodes"] = p.nodes;
   out.values["configurations_fitting"] = 0;
   out.fits_in_memory = !p.search.ranked.empty();

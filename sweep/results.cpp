@@ -160,6 +160,13 @@ PointResult Evaluator::evaluate(const SweepSpec& s, const Point& p) {
       o.data = req.predict.data;
       o.offer = req.offer;
       cost::parse_tier(req.pricing, o.tier);
+      if (req.offer == cost::kCheapestOffer) {
+        const cost::OfferChoice ch = cheapest_point_offer(req);
+        const cost::PriceOffer& off = cost::default_price_catalog().get(ch.id);
+        o.offer = ch.id;
+        o.offer_instances = ch.instances;
+        put_offer_texts(ch.id, ch.instances, off.date, off.source, r);
+      }
       o.power_w = req.power_w;
       std::optional<cost::StudyTarget> t = s.target;
       if (t) t->model = rep.model;
@@ -197,7 +204,7 @@ std::vector<std::string> row_columns(const SweepSpec& s) {
   c.push_back("status");
   c.push_back("engine");
   for (const auto& f : result_fields(s.kind)) c.push_back(f.key);
-  for (const auto& f : text_result_fields(s.kind)) c.push_back(f);
+  for (const auto& f : row_text_fields(s)) c.push_back(f);
   c.push_back("fits_in_memory");
   if (s.kind == PointKind::predict) {  // a plan has neither: its step is closed-form, unpowered
     c.push_back("bottleneck");
@@ -224,7 +231,7 @@ std::string format_row(const SweepSpec& s, const PointResult& r, RowFormat f) {
       auto it = r.values.find(fd.key);
       line += "," + (it == r.values.end() ? std::string() : fmt_num(it->second));
     }
-    for (const auto& t : text_result_fields(s.kind)) {
+    for (const auto& t : row_text_fields(s)) {
       auto it = r.texts.find(t);
       line += "," + (it == r.texts.end() ? std::string() : csv_escape(it->second));
     }
@@ -249,7 +256,7 @@ std::string format_row(const SweepSpec& s, const PointResult& r, RowFormat f) {
       else j[fd.key] = std::stod(t);
     }
   }
-  for (const auto& t : text_result_fields(s.kind)) {
+  for (const auto& t : row_text_fields(s)) {
     auto it = r.texts.find(t);
     j[t] = it == r.texts.end() ? nlohmann::ordered_json(nullptr) : typed_value(it->second);
   }
@@ -266,7 +273,7 @@ std::string format_row(const SweepSpec& s, const PointResult& r, RowFormat f) {
 PointResult parse_row(const SweepSpec& s, const std::string& line, RowFormat f, const std::string& where) {
   PointResult r;
   const auto& fields = result_fields(s.kind);
-  const auto& texts = text_result_fields(s.kind);
+  const auto texts = row_text_fields(s);
   const bool predict = s.kind == PointKind::predict;
   auto number = [&](const std::string& key, const std::string& text) {
     try {

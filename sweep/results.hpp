@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "costmodel/offer_choice.hpp"
 #include "sweep/points.hpp"
 #include "sweep/sweep_spec.hpp"
 
@@ -42,6 +43,16 @@ class Evaluator {
  private:
   std::function<StepReport(const PredictRequest&)> predict_;
 };
+
+// `offer: cheapest` in a sweep (offer_columns.cpp): whether any point asks for it; the text
+// columns of a row (text_result_fields, plus offer_chosen, offer_instances, offer_date and
+// offer_source when it does); those columns of one row; the choice for a predict point's
+// placement (FieldError "offer" when no offer holds it).
+bool uses_cheapest_offer(const SweepSpec& s);
+std::vector<std::string> row_text_fields(const SweepSpec& s);
+void put_offer_texts(const std::string& id, int instances, const std::string& date, const std::string& source,
+                     PointResult& r);
+cost::OfferChoice cheapest_point_offer(const PointRequest& r);
 
 // The text a request value is written and compared as: a number literal in the shortest form
 // that reads back to the same double ("0.10" -> "0.1"), anything else as it is.

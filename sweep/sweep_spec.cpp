@@ -235,7 +235,15 @@ std::string check_combination(const SweepSpec& s, const std::vector<size_t>& cho
   } catch (const UserError& e) {
     return e.what();
   }
-  if (!r.offer.empty())
+  if (r.offer == cost::kCheapestOffer) {
+    try {
+      cheapest_point_offer(r);
+    } catch (const FieldError& e) {
+      return e.field() + ": " + e.message();
+    }
+  } else if (!r.offer_provider.empty() || !r.offer_region.empty()) {
+    return std::string(r.offer_provider.empty() ? "offer_region" : "offer_provider") + ": only with offer: cheapest";
+  } else if (!r.offer.empty())
     if (auto bad = cost::offer_problem(cost::default_price_catalog(), r.offer, r.pricing, r.predict.placement.device,
                                        devices))
       return bad->first + ": " + bad->second;

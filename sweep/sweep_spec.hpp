@@ -36,6 +36,7 @@ struct PointRequest {
   PredictRequest predict;
   std::string offer;                              // price catalog id; empty = no dollars
   std::string pricing = "on_demand";              // tier (plan: empty = the offer's first)
+  std::string offer_provider, offer_region;       // offer: cheapest: only these (empty = any)
   std::optional<double> power_w;                  // overrides the modelled / offer's power for kWh
   LlmPlanRequest plan;                            // PointKind::plan
   cost::PlanFixedNames plan_fixed;                // fix_* fields, read into plan.fixed by request_for

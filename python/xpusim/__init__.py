@@ -133,7 +133,8 @@ def graph(*, model, batch=32, precision="fp32", optimizer="", task="train", ops=
 @_keywords
 def plan(model, cluster, *, gpus=0, global_batch, seq_len=0, device="", precision="mixed_bf16", framework="",
          overrides=(), top=10, offer="", tier="", tokens=0.0, goodput=1.0, tp=0, pp=0, virtual_stages=0, cp=0,
-         ep=0, micro_batch=0, sharding="", recompute="", sequence_parallel=None, tp_across_nodes=False):
+         ep=0, micro_batch=0, sharding="", recompute="", sequence_parallel=None, tp_across_nodes=False,
+         offer_provider="", offer_region=""):
     """Ranks the parallel configurations of a decoder on a cluster, as `xpusim plan --format json`.
 
     Parameters:
@@ -147,8 +148,11 @@ def plan(model, cluster, *, gpus=0, global_batch, seq_len=0, device="", precisio
       framework          framework profile (llm_foundry, megatron_lm, ...); "" = neutral
       overrides          KEY=VALUE strings on the device YAML, framework.KEY=VALUE, cluster.KEY=VALUE
       top                configurations returned in "ranked" (count, >= 1)
-      offer              price offer (configs/pricing/, e.g. aws_2025/p5.48xlarge): adds USD/h, USD/Mtoken
-      tier               pricing tier of the offer; "" = its first
+      offer              price offer (configs/pricing/, e.g. aws_2025/p5.48xlarge): adds USD/h, USD/Mtoken;
+                         "cheapest" = the lowest USD/h of the offers that hold the job in whole nodes
+      tier               pricing tier of the offer; "" = its first (on_demand for cheapest)
+      offer_provider     offer="cheapest" only: only this provider's offers (aws, gcp, ...); "" = any
+      offer_region       offer="cheapest" only: only offers in this region; "" = any
       tokens             tokens to train (tokens); 0 = 20 per parameter
       goodput            share of wall time that trains (fraction, 0.01 to 1)
       tp, pp, cp, ep     fix the tensor / pipeline / context / expert-parallel degree (count); 0 = searched
@@ -165,7 +169,8 @@ def plan(model, cluster, *, gpus=0, global_batch, seq_len=0, device="", precisio
                       overrides=_builtins.list(overrides), top=top, offer=offer, tier=tier, tokens=float(tokens),
                       goodput=float(goodput), tp=tp, pp=pp, virtual_stages=virtual_stages, cp=cp, ep=ep,
                       micro_batch=micro_batch, sharding=sharding, recompute=recompute,
-                      sequence_parallel=sequence_parallel, tp_across_nodes=tp_across_nodes)
+                      sequence_parallel=sequence_parallel, tp_across_nodes=tp_across_nodes,
+                      offer_provider=offer_provider, offer_region=offer_region)
 
 
 @_keywords

@@ -17,6 +17,7 @@
 
 #include "common/chunked_writer.hpp"
 #include "common/error.hpp"
+#include "sim/tpu/trace_counters.hpp"
 
 namespace xpusim::tpu {
 
@@ -84,6 +85,9 @@ void write_trace(const std::string& path, const Program& p, const SimResult& r, 
       {"events", "one complete event per busy interval of a unit: back-to-back tasks of one fused op are merged; "
                  "args.tasks = how many, args.flops / args.bytes = their sums, args.op_* = the whole fused op"},
       {"simulated_tasks", r.trace.size()},
+      {"counters", "per core, \"UNIT GB/s\": the rate a data-moving unit (hbm_read, hbm_write, ici, infeed) moves "
+                   "bytes at, from the same merged intervals (an interval's bytes over its duration), averaged over 1000 "
+                   "equal bins of the step; a point where the average changes"},
       {"all_reduce", cores > 1 ? "ring exchange between the simulated cores (core i sends to i+1 and i-1)"
                                : "none (one core)"}};
   try {
@@ -120,6 +124,7 @@ void write_trace(const std::string& path, const Program& p, const SimResult& r, 
       op_args[i] += ",\"op_chunks\":" + std::to_string(op.chunks) + "}}";
     }
     std::string body;
+    BandwidthCounters counters;
     for (size_t i = 0; i < order.size();) {
       const TraceEvent& e = r.trace[order[i]];
       double end_s = e.end_s, flops = 0, bytes = 0;
@@ -147,8 +152,10 @@ void write_trace(const std::string& path, const Program& p, const SimResult& r, 
       put_num(body, bytes);
       body += ",\"tasks\":" + std::to_string(j - i) + op_args[op_index];
       event(body);
+      counters.add(e.core, e.unit, e.start_s, end_s, bytes);
       i = j;
     }
+    counters.write(event);
     out.write("\n]}\n");
     out.close();
   } catch (const UserError& e) {

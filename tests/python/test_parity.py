@@ -172,6 +172,24 @@ class CalibrateRunTest(unittest.TestCase):
                         offer="gcp_2026/tpu-v5litepod-4", tier="committed_1y")
         self.assertIn("has no reserved_1y price", str(cm.exception))
 
+    def test_plan_cheapest_offer_matches_cli(self):
+        # offer="cheapest" with the filters: the same document as `xpusim plan --offer cheapest`;
+        # 256 v5e chips on spot = 64 x v5litepod-4 (0.9797) = 62.7008 < 256 x v5litepod-1 (0.24493).
+        args = dict(global_batch=256, seq_len=8192, top=1, offer="cheapest", tier="spot", offer_provider="gcp",
+                    offer_region="us-central1")
+        py = xpusim.plan("llama3_70b", "v5e-256", **args)
+        self.assertEqual(py["offer"]["id"], "gcp_2026/tpu-v5litepod-4")
+        self.assertAlmostEqual(py["ranked"][0]["usd_per_h"], 62.7008, places=9)
+        self.assertIn("provider gcp, region us-central1", py["offer"]["choice"])
+        cli = cli_json("plan", "--model", "llama3_70b", "--cluster", "v5e-256", "--global-batch", "256", "--seq-len",
+                       "8192", "--top", "1", "--offer", "cheapest", "--tier", "spot", "--offer-provider", "gcp",
+                       "--offer-region", "us-central1", "--format", "json")
+        self.assertEqual(py, cli)
+        with self.assertRaises(xpusim.FieldError) as cm:
+            xpusim.plan("llama3_70b", "v5e-256", global_batch=256, seq_len=8192, offer="cheapest", offer_provider="aws")
+        self.assertEqual(cm.exception.field, "offer")
+        self.assertIn("no price offer holds 256 x tpu_v5e", str(cm.exception))
+
 
 class ConsoleScriptTest(unittest.TestCase):
     """`python -m xpusim` (what pip's `xpusim` console script runs, xpusim/_cli.py) from the

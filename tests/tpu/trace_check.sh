@@ -71,5 +71,30 @@ assert ici, "no all-reduce events"
 for name, spans in ici.items():
     assert len(spans) == 8, f"{name}: on {len(spans)} cores"
     assert max(s for s, _ in spans) < min(t for _, t in spans), f"{name}: all-reduces do not overlap {spans}"
-print(f"ok: 8 cores, {sum(len(v) for v in events.values())} events, {len(ici)} all-reduces overlapping")
+# Counter tracks (issue 36): per core, "UNIT GB/s" of each data-moving unit. The area under a
+# counter (GB/s x us = kB) is the bytes its unit's events moved; a counter ends at 0; its times
+# never go back; HBM rates stay under the chip's 350 GB/s (configs/devices/tpu_v2.yaml).
+counters = defaultdict(list)
+for e in doc["traceEvents"]:
+    if e["ph"] == "C":
+        counters[(e["pid"], e["name"])].append((e["ts"], e["args"]["GB/s"]))
+# (The infeed finishes between steps here: a counter only where its unit has events.)
+tid_of = {"hbm_read GB/s": 2, "hbm_write GB/s": 3, "ici GB/s": 4, "infeed GB/s": 5}
+for pid in range(8):
+    for name, tid in tid_of.items():
+        pts = counters.get((pid, name))
+        if tid == 5 and not any(e["tid"] == 5 for e in events[pid]):
+            assert not pts, f"pid {pid}: infeed counter without infeed events"
+            continue
+        assert pts, f"pid {pid}: no counter {name!r}"
+        assert all(b[0] >= a[0] for a, b in zip(pts, pts[1:])), f"pid {pid} {name}: time goes back"
+        assert pts[-1][1] == 0, f"pid {pid} {name}: ends at {pts[-1][1]}"
+        area_kb = sum((b[0] - a[0]) * a[1] for a, b in zip(pts, pts[1:]))  # GB/s x us = kB
+        moved = sum(e["args"]["bytes"] for e in events[pid] if e["tid"] == tid)
+        assert moved > 0 and abs(area_kb * 1e3 - moved) <= 1e-3 * moved, f"pid {pid} {name}: area {area_kb * 1e3} B, events {moved} B"
+        if tid in (2, 3):
+            assert max(v for _, v in pts) <= 350 + 1e-9, f"pid {pid} {name}: {max(v for _, v in pts)} GB/s > 350"
+assert not any(e["ph"] == "C" and e["name"] in ("mxu GB/s", "vector GB/s") for e in doc["traceEvents"])
+print(f"ok: 8 cores, {sum(len(v) for v in events.values())} events, {len(ici)} all-reduces overlapping, "
+      f"{sum(len(v) for v in counters.values())} counter points")
 PY
