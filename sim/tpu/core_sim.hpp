@@ -18,6 +18,7 @@
 
 #include "common/error.hpp"
 #include "sim/tpu/core_model.hpp"
+#include "sim/tpu/ici_link.hpp"
 
 namespace xpusim::tpu::detail {
 
@@ -40,13 +41,14 @@ struct Signals {
   Sig<int> host_queue;       // batches prepared by the host for this core, not yet sent
   Sig<int> infeed_queue;     // batches in this core's device memory, not yet consumed
   Sig<int> step;             // simulated step being executed
+  Sig<bool> ici_wait;        // waiting on the ICI: own chunks arrived, a neighbour's not yet
   // `prefix` keeps the object names of several cores' signals apart (SystemC objects need
   // unique names); the names the VCD shows are given to sc_trace separately.
   explicit Signals(const std::string& prefix)
       : busy{Sig<bool>{name(prefix, 0).c_str()}, Sig<bool>{name(prefix, 1).c_str()}, Sig<bool>{name(prefix, 2).c_str()},
              Sig<bool>{name(prefix, 3).c_str()}, Sig<bool>{name(prefix, 4).c_str()}, Sig<bool>{name(prefix, 5).c_str()}},
         hbm_read_queue(name(prefix, 6).c_str()), hbm_write_queue(name(prefix, 7).c_str()), host_queue(name(prefix, 8).c_str()),
-        infeed_queue(name(prefix, 9).c_str()), step(name(prefix, 10).c_str()) {}
+        infeed_queue(name(prefix, 9).c_str()), step(name(prefix, 10).c_str()), ici_wait(name(prefix, 11).c_str()) {}
   // sc_signal copies its name: the temporary string lives until the signal is constructed.
   static std::string name(const std::string& prefix, size_t i) { return prefix + vcd_signal_names()[i]; }
   void trace(sc_core::sc_trace_file* f, const std::string& scope) {
@@ -55,6 +57,7 @@ struct Signals {
     for (auto& b : busy) sc_core::sc_trace(f, b, scope + names[i++]);
     for (auto* q : {&hbm_read_queue, &hbm_write_queue, &host_queue, &infeed_queue, &step})
       sc_core::sc_trace(f, *q, scope + names[i++]);
+    sc_core::sc_trace(f, ici_wait, scope + names[i++]);
   }
 };
 
@@ -66,6 +69,9 @@ struct Board {
   SimConfig cfg;
   bool want_trace = false;
   bool ring = false;                               // all-reduce as an exchange between the cores
+  bool links = false;                              // ... over the ICI links of `fabric`
+  IciFabric fabric;
+  std::vector<IciWait> ici_waits;
   std::array<std::vector<int>, kNumUnits> queue;   // task ids per unit, program order (every core)
   std::vector<CoreSim*> cores;
   int running_cores = 0;
@@ -106,6 +112,9 @@ struct CoreSim {
   // Ring exchange: chunks received from the previous and the next core, ring steps taken.
   int64_t from_prev = 0, from_next = 0, ring_steps = 0;
   sc_core::sc_event done_ev, ring_ev;
+  // Over links: when each ring step's chunk from the previous / next core arrives (or will).
+  std::vector<sc_time> in_prev, in_next;
+  std::vector<double> ici_wait_in_step;
   // A unit blocked on a task whose inputs are not done is woken only when they are (issue 32:
   // waking every blocked unit on every finished task cost most of an every-core run).
   std::array<int, kNumUnits> waiting_for{}, waiting_step{};
@@ -126,6 +135,9 @@ struct CoreSim {
     stall_s = 0;
     busy_s = {};
     from_prev = from_next = ring_steps = 0;
+    in_prev.clear();
+    in_next.clear();
+    ici_wait_in_step.assign(steps, 0.0);
     waiting_for.fill(-1);
     waiting_step.fill(0);
     hbm_pending.clear();
@@ -168,7 +180,7 @@ struct CoreSim {
         waiting_for[ui] = -1;
         double start = b.now_s();
         set_busy(u, true);
-        execute(u, prog->tasks[static_cast<size_t>(id)]);
+        execute(u, prog->tasks[static_cast<size_t>(id)], step);
         set_busy(u, false);
         double end = b.now_s();
         if (step == cfg->steps - 1) {
@@ -195,7 +207,7 @@ struct CoreSim {
     }
   }
 
-  void execute(Unit u, const Task& t) {
+  void execute(Unit u, const Task& t, int step) {
     switch (u) {
       case Unit::mxu:
       case Unit::vector:
@@ -214,7 +226,9 @@ struct CoreSim {
         if (n <= 1 || t.bytes <= 0) return;
         double steps = 2.0 * (n - 1);
         sc_time total = seconds(steps / n * t.bytes / cfg->ici_bytes_per_s + steps * cfg->ici_hop_latency_s);
-        if (b.ring)
+        if (b.links)
+          link_allreduce(t.bytes, n, t.op, step);
+        else if (b.ring)
           ring_allreduce(total, n);
         else
           sc_core::wait(total);
@@ -259,6 +273,49 @@ struct CoreSim {
       prev.ring_ev.notify();
       ++ring_steps;
       while (from_prev < ring_steps || from_next < ring_steps) sc_core::wait(ring_ev);
+    }
+  }
+
+  // The all-reduce over the board's ICI links: the same ring and steps as ring_allreduce, but
+  // in each step the core sends half of its chunk (bytes/n) to each neighbour over their routes
+  // (ici_link.hpp), and moves on when both neighbours' chunks have arrived. A chunk arrives one
+  // hop latency per link plus its serialisation after it was sent, later when a link on its way
+  // is busy: on a board whose ring crosses each link once per direction, 2(n-1) x (latency +
+  // bytes / (2 n link)), the formula's time at ici_bytes_per_s = 2 x link (tested).
+  void link_allreduce(double bytes, int n, int op, int step) {
+    const uint64_t S = 2 * static_cast<uint64_t>(n - 1);
+    const double half = bytes / n / 2;
+    CoreSim& next = *b.cores[static_cast<size_t>((index + 1) % n)];
+    CoreSim& prev = *b.cores[static_cast<size_t>((index + n - 1) % n)];
+    const auto i = static_cast<size_t>(index);
+    for (uint64_t s = 0; s < S; ++s) {
+      const sc_time to_next = b.fabric.send(b.fabric.to_next[i], half);
+      const sc_time to_prev = b.fabric.send(b.fabric.to_prev[i], half);
+      next.in_prev.push_back(to_next);
+      next.ring_ev.notify();
+      prev.in_next.push_back(to_prev);
+      prev.ring_ev.notify();
+      const auto k = static_cast<size_t>(ring_steps++);
+      // Until this core's own chunks have arrived it is sending, not waiting.
+      const sc_time mine = std::max(to_next, to_prev);
+      if (mine > sc_core::sc_time_stamp()) sc_core::wait(mine - sc_core::sc_time_stamp());
+      const sc_time w0 = sc_core::sc_time_stamp();
+      while (in_prev.size() <= k || in_next.size() <= k) {
+        if (sig) sig->ici_wait.write(true);
+        sc_core::wait(ring_ev);
+      }
+      const sc_time arrive = std::max(in_prev[k], in_next[k]);
+      if (arrive > sc_core::sc_time_stamp()) {
+        if (sig) sig->ici_wait.write(true);
+        sc_core::wait(arrive - sc_core::sc_time_stamp());
+      }
+      const sc_time w1 = sc_core::sc_time_stamp();
+      if (w1 > w0) {
+        if (sig) sig->ici_wait.write(false);
+        ici_wait_in_step[static_cast<size_t>(step)] += (w1 - w0).to_seconds();
+        if (b.want_trace && step == cfg->steps - 1)
+          b.ici_waits.push_back({index, op, (w0 - b.t0).to_seconds(), (w1 - b.t0).to_seconds()});
+      }
     }
   }
 
