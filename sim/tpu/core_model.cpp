@@ -8,6 +8,7 @@
 #define SC_INCLUDE_DYNAMIC_PROCESSES  // sc_spawn: the cores of an every-core run
 #include "sim/tpu/core_model.hpp"
 #include "sim/tpu/core_sim.hpp"
+#include "sim/tpu/ici_exchange.hpp"
 
 #include <systemc>
 #include <unistd.h>
