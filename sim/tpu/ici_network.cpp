@@ -89,8 +89,10 @@ IciNetwork make_ici_network(const std::vector<int>& dims, const std::vector<bool
   net.hop_latency_s = hop_latency_s;
   long long grid = 1;
   for (int d : dims) grid *= d;
-  const int chips = (cores + cores_per_chip - 1) / cores_per_chip;
-  if (chips > grid) throw InternalError("make_ici_network: more cores than the grid holds");
+  // Every chip of the grid is wired (a route may cross a chip whose cores take no part); the
+  // cores sit on the first ceil(cores / cores_per_chip) chips of the snake.
+  if ((cores + cores_per_chip - 1) / cores_per_chip > grid) throw InternalError("make_ici_network: more cores than the grid holds");
+  const int chips = static_cast<int>(grid);
   // The snake closes into a ring of neighbours when its slowest dimension has two chips (its
   // second pass retraces the first backwards, ending beside chip 0): such a dimension, if
   // any, is made the slowest (a 2x4 board snakes along its 4, comes back along the other row).

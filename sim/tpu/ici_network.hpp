@@ -40,9 +40,10 @@ struct IciNetwork {
 };
 
 // Chips `dims` (each wrapped or not), `cores` TensorCores placed cores_per_chip to a chip. The
-// chips are numbered in reflected mixed-radix order (a snake), and only the first
-// ceil(cores / cores_per_chip) of them take part; only the ring's closing edge may take several
-// hops (no wraparound closes it, or an odd line).
+// chips are numbered in reflected mixed-radix order (a snake; a dimension of two chips, if
+// any, varies slowest so that the snake closes beside chip 0), all of them wired, and the
+// cores sit on the first ceil(cores / cores_per_chip); only the ring's closing edge may take
+// several hops (an odd line, or fewer cores than the board).
 IciNetwork make_ici_network(const std::vector<int>& dims, const std::vector<bool>& wrap, int cores_per_chip, int cores,
                             double link_bytes_per_s, double hop_latency_s);
 

@@ -102,6 +102,15 @@ TEST_CASE("ICI grids: snake order in 3D, two links on a wrapped pair, multi-hop 
   // A wrapped dimension of two: the + and the - link both join chips 0 and 1.
   const IciNetwork pair = make_ici_network({2}, {true}, 1, 2, kLink, kHop);
   CHECK(pair.links.size() == 4);
+  // Six cores of a v2-8 sit on three of its chips; the ring closes from chip 2 (1,1) to chip 0
+  // over chip 3, whose cores take no part: x first, (1,1) -> (0,1), then y, (0,1) -> (0,0).
+  const TpuSpec v2 = load_tpu_spec(config_dir() + "/devices/tpu_v2.yaml");
+  const IciNetwork six = board_ici_network(v2, 6);
+  CHECK(six.chips() == 4);
+  const auto closing = six.route(5, 0);
+  REQUIRE(closing.size() == 2);
+  CHECK(six.links[static_cast<size_t>(closing[0])].name == "chip2->chip3 (x-)");
+  CHECK(six.links[static_cast<size_t>(closing[1])].name == "chip3->chip0 (y-)");
   // A line of 3 chips without wraparound: the ring's closing edge 2 -> 0 takes two hops.
   const IciNetwork line = make_ici_network({3}, {false}, 1, 3, kLink, kHop);
   CHECK(line.route(2, 0).size() == 2);
