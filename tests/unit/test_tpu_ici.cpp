@@ -7,10 +7,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
 #include <memory>
 #include <set>
+#include <nlohmann/json.hpp>
 
 #include "common/config_paths.hpp"
+#include "predict/predict.hpp"
+#include "tests/unit/predict_request.hpp"
 #include "sim/tpu/core_model.hpp"
 #include "sim/tpu/ici_network.hpp"
 #include "sim/tpu/slice.hpp"
@@ -25,8 +31,8 @@ namespace {
 Program allreduce_only(double bytes) {
   Program p;
   p.ops.push_back({"grad_allreduce", "all_reduce", 0, 0, 1});
-  Task ar;
-  ar.unit = Unit::ici;
+  tpu::Task ar;
+  ar.unit = tpu::Unit::ici;
   ar.bytes = bytes;
   ar.op = 0;
   p.tasks = {ar};
@@ -216,4 +222,33 @@ TEST_CASE("the slice path's closed-form all-reduce against the simulated exchang
     CHECK(err <= 1.5 / 0.875 - 1 + 1e-9);  // the stated bound: +71.4%
     CHECK(err >= -0.75);                   // small buffers: 8 us of hops against 28 us
   }
+}
+
+TEST_CASE("a v2 prediction on 6 of the board's 8 cores shows cores waiting on shared links in its trace", "[tpu][ici][trace]") {
+  // Three chips of the 2x2 board: the ring closes from chip 2 over chip 3, and dimension-order
+  // routes share chip0->chip1 and chip1->chip2 with the ring's own chunks.
+  PredictRequest r = fixtures::predict_request("tpu_v2", 6, "mnist_cnn", 64, "bf16", "cloud_tpu_v2-8");
+  const StepReport plain = predict(r);
+  r.trace_path = (std::filesystem::temp_directory_path() / "xpusim_ici_count6.json").string();
+  const StepReport traced = predict(r);
+  CHECK(traced.step_time_s == plain.step_time_s);
+  std::ifstream in(r.trace_path);
+  REQUIRE(in.good());
+  const auto doc = nlohmann::json::parse(in);
+  double queued = 0;
+  for (const auto& l : doc.at("otherData").at("ici_links")) queued += l.at("queued_s").get<double>();
+  CHECK(queued > 0);
+  std::map<int, double> wait_us;  // core -> summed ici_wait events
+  std::set<int> wait_tracks;
+  for (const auto& e : doc.at("traceEvents")) {
+    if (e.at("ph") == "M" && e.at("name") == "thread_name" && e.at("tid") == 6) {
+      CHECK(e.at("args").at("name") == "ici_wait");
+      wait_tracks.insert(e.at("pid").get<int>());
+    }
+    if (e.at("ph") == "X" && e.at("tid") == 6) wait_us[e.at("pid").get<int>()] += e.at("dur").get<double>();
+  }
+  CHECK(wait_tracks.size() == 6u);
+  REQUIRE_FALSE(wait_us.empty());
+  for (const auto& [core, us] : wait_us) CHECK(us > 0);
+  std::filesystem::remove(r.trace_path);
 }
