@@ -8,6 +8,7 @@
 #define SC_INCLUDE_DYNAMIC_PROCESSES  // sc_spawn: the cores of an every-core run
 #include "sim/tpu/core_model.hpp"
 #include "sim/tpu/core_sim.hpp"
+#include "sim/tpu/ici_exchange.hpp"
 
 #include <systemc>
 #include <unistd.h>
@@ -31,7 +32,7 @@ const std::vector<std::string>& vcd_signal_names() {
   // Busy flags in Unit order, then the queue depths and the step counter.
   static const std::vector<std::string> names = {
       "mxu_busy", "vector_busy", "dma_in_busy", "dma_out_busy", "ici_busy", "infeed_busy",
-      "hbm_read_queue_depth", "hbm_write_queue_depth", "host_queue_depth", "infeed_queue_depth", "step"};
+      "hbm_read_queue_depth", "hbm_write_queue_depth", "host_queue_depth", "infeed_queue_depth", "step", "ici_wait"};
   return names;
 }
 
@@ -110,6 +111,12 @@ void load(Board& b, const Program& p, const SimConfig& c, bool want_trace) {
   }
   b.t0 = sc_core::sc_time_stamp();
   b.trace.clear();
+  b.ici_waits.clear();
+  b.links = b.ring && c.ici_network;
+  if (b.links) {
+    if (c.ici_network->cores != c.replicas) throw InternalError("simulate: the ICI network holds other cores than the run");
+    b.fabric.build(*c.ici_network);
+  }
   b.running_cores = static_cast<int>(b.cores.size());
   for (CoreSim* core : b.cores) core->reset();
 }
@@ -135,6 +142,14 @@ SimResult collect(Board& b) {
     e.start_s -= prev;
     e.end_s -= prev;
   }
+  for (const CoreSim* core : b.cores) r.core_ici_wait_s.push_back(core->ici_wait_in_step[last]);
+  r.ici_waits = std::move(b.ici_waits);
+  for (auto& w : r.ici_waits) {
+    w.start_s -= prev;
+    w.end_s -= prev;
+  }
+  if (b.links)
+    for (const auto& l : b.fabric.links) r.ici_links.push_back({l->name(), l->bytes(), l->busy_s(), l->queued_s()});
   return r;
 }
 
@@ -297,7 +312,11 @@ void check_time_range(const Program& p, const SimConfig& c) {
       case Unit::dma_in:
       case Unit::dma_out: step += c.dma_latency_s + t.bytes / c.hbm_bytes_per_s; break;
       case Unit::ici:
-        if (n > 1) step += 2 * (n - 1) / n * t.bytes / c.ici_bytes_per_s + 2 * (n - 1) * c.ici_hop_latency_s;
+        if (n > 1 && c.ici_network && c.simulated_cores > 1)  // every chunk of every core over one link, the longest route
+          step += 2 * (n - 1) * t.bytes / c.ici_network->link_bytes_per_s +
+                  2 * (n - 1) * c.ici_network->hop_latency_s * (c.ici_network->chips() + 1);
+        else if (n > 1)
+          step += 2 * (n - 1) / n * t.bytes / c.ici_bytes_per_s + 2 * (n - 1) * c.ici_hop_latency_s;
         break;
       case Unit::infeed: break;
     }

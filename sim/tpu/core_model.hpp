@@ -25,9 +25,11 @@
 // process or the hundredth.
 #pragma once
 #include <array>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "sim/tpu/ici_network.hpp"
 #include "sim/tpu/program.hpp"
 
 namespace xpusim::tpu {
@@ -38,6 +40,10 @@ struct SimConfig {
   double dma_burst_bytes = 1 << 20;
   double ici_bytes_per_s = 1;      // per core, ring all-reduce
   double ici_hop_latency_s = 0;
+  // Every core simulated: the board's ICI links (issue 32). Set, each ring step's chunks cross
+  // these links as SystemC channels (ici_link.hpp) and the two rates above are unused by the
+  // exchange; unset, a ring step takes 1/(2(n-1)) of the formula's time (slices past a board).
+  std::shared_ptr<const IciNetwork> ici_network;
   int replicas = 1;                // cores taking part in the all-reduce
   // 1: simulate core 0 only (all-reduce from the ring formula); == replicas: simulate every
   // core, the all-reduce as a ring exchange between them (at most kMaxSimulatedCores).
@@ -70,6 +76,21 @@ struct TraceEvent {
   double start_s, end_s;           // relative to the start of the measured step
 };
 
+// Where a core waited on the ICI in the measured step: from when its own chunks of a ring step
+// had arrived until its neighbours' did (a busy link ahead of them, or a neighbour late).
+struct IciWait {
+  int core;
+  int op;
+  double start_s, end_s;           // as TraceEvent
+};
+
+// One ICI link over the whole run (every step simulated).
+struct IciLinkUse {
+  std::string name;
+  double bytes = 0, busy_s = 0;
+  double queued_s = 0;             // summed time chunks waited for the link to be free
+};
+
 struct SimResult {
   double step_time_s = 0;                    // core 0 (every core's, when all are simulated and symmetric)
   std::array<double, kNumUnits> busy_s{};   // core 0: busy time of each unit in the measured step
@@ -77,6 +98,9 @@ struct SimResult {
   double host_busy_s = 0;                    // host pipeline time per batch (for utilisation)
   std::vector<double> core_step_time_s;      // per simulated core
   std::vector<TraceEvent> trace;             // measured step of every simulated core, when requested
+  std::vector<double> core_ici_wait_s;       // per simulated core: ICI waits of the measured step
+  std::vector<IciWait> ici_waits;            // with the trace: every such wait
+  std::vector<IciLinkUse> ici_links;         // with SimConfig::ici_network
 };
 
 // Runs `steps` back-to-back steps of `p` on c.simulated_cores cores (the process-wide

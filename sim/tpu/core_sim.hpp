@@ -18,6 +18,7 @@
 
 #include "common/error.hpp"
 #include "sim/tpu/core_model.hpp"
+#include "sim/tpu/ici_link.hpp"
 
 namespace xpusim::tpu::detail {
 
@@ -40,13 +41,14 @@ struct Signals {
   Sig<int> host_queue;       // batches prepared by the host for this core, not yet sent
   Sig<int> infeed_queue;     // batches in this core's device memory, not yet consumed
   Sig<int> step;             // simulated step being executed
+  Sig<bool> ici_wait;        // waiting on the ICI: own chunks arrived, a neighbour's not yet
   // `prefix` keeps the object names of several cores' signals apart (SystemC objects need
   // unique names); the names the VCD shows are given to sc_trace separately.
   explicit Signals(const std::string& prefix)
       : busy{Sig<bool>{name(prefix, 0).c_str()}, Sig<bool>{name(prefix, 1).c_str()}, Sig<bool>{name(prefix, 2).c_str()},
              Sig<bool>{name(prefix, 3).c_str()}, Sig<bool>{name(prefix, 4).c_str()}, Sig<bool>{name(prefix, 5).c_str()}},
         hbm_read_queue(name(prefix, 6).c_str()), hbm_write_queue(name(prefix, 7).c_str()), host_queue(name(prefix, 8).c_str()),
-        infeed_queue(name(prefix, 9).c_str()), step(name(prefix, 10).c_str()) {}
+        infeed_queue(name(prefix, 9).c_str()), step(name(prefix, 10).c_str()), ici_wait(name(prefix, 11).c_str()) {}
   // sc_signal copies its name: the temporary string lives until the signal is constructed.
   static std::string name(const std::string& prefix, size_t i) { return prefix + vcd_signal_names()[i]; }
   void trace(sc_core::sc_trace_file* f, const std::string& scope) {
@@ -55,6 +57,7 @@ struct Signals {
     for (auto& b : busy) sc_core::sc_trace(f, b, scope + names[i++]);
     for (auto* q : {&hbm_read_queue, &hbm_write_queue, &host_queue, &infeed_queue, &step})
       sc_core::sc_trace(f, *q, scope + names[i++]);
+    sc_core::sc_trace(f, ici_wait, scope + names[i++]);
   }
 };
 
@@ -66,6 +69,9 @@ struct Board {
   SimConfig cfg;
   bool want_trace = false;
   bool ring = false;                               // all-reduce as an exchange between the cores
+  bool links = false;                              // ... over the ICI links of `fabric`
+  IciFabric fabric;
+  std::vector<IciWait> ici_waits;
   std::array<std::vector<int>, kNumUnits> queue;   // task ids per unit, program order (every core)
   std::vector<CoreSim*> cores;
   int running_cores = 0;
@@ -106,6 +112,9 @@ struct CoreSim {
   // Ring exchange: chunks received from the previous and the next core, ring steps taken.
   int64_t from_prev = 0, from_next = 0, ring_steps = 0;
   sc_core::sc_event done_ev, ring_ev;
+  // Over links: when each ring step's chunk from the previous / next core arrives (or will).
+  std::vector<sc_time> in_prev, in_next;
+  std::vector<double> ici_wait_in_step;
   // A unit blocked on a task whose inputs are not done is woken only when they are (issue 32:
   // waking every blocked unit on every finished task cost most of an every-core run).
   std::array<int, kNumUnits> waiting_for{}, waiting_step{};
@@ -126,6 +135,9 @@ struct CoreSim {
     stall_s = 0;
     busy_s = {};
     from_prev = from_next = ring_steps = 0;
+    in_prev.clear();
+    in_next.clear();
+    ici_wait_in_step.assign(steps, 0.0);
     waiting_for.fill(-1);
     waiting_step.fill(0);
     hbm_pending.clear();
@@ -168,7 +180,7 @@ struct CoreSim {
         waiting_for[ui] = -1;
         double start = b.now_s();
         set_busy(u, true);
-        execute(u, prog->tasks[static_cast<size_t>(id)]);
+        execute(u, prog->tasks[static_cast<size_t>(id)], step);
         set_busy(u, false);
         double end = b.now_s();
         if (step == cfg->steps - 1) {
@@ -195,7 +207,7 @@ struct CoreSim {
     }
   }
 
-  void execute(Unit u, const Task& t) {
+  void execute(Unit u, const Task& t, int step) {
     switch (u) {
       case Unit::mxu:
       case Unit::vector:
@@ -214,7 +226,9 @@ struct CoreSim {
         if (n <= 1 || t.bytes <= 0) return;
         double steps = 2.0 * (n - 1);
         sc_time total = seconds(steps / n * t.bytes / cfg->ici_bytes_per_s + steps * cfg->ici_hop_latency_s);
-        if (b.ring)
+        if (b.links)
+          link_allreduce(t.bytes, n, t.op, step);
+        else if (b.ring)
           ring_allreduce(total, n);
         else
           sc_core::wait(total);
@@ -233,34 +247,10 @@ struct CoreSim {
     }
   }
 
-  // The all-reduce as an exchange around the ring of cores 0 -> 1 -> ... -> n-1 -> 0. In
-  // each of its 2(n-1) steps a core sends one chunk to each neighbour (half of the buffer
-  // travels each way) and starts the next step only when both neighbours' chunks of this
-  // step have arrived: a core that enters late holds its neighbours back, and after n-1
-  // steps every core, so no core leaves the all-reduce before every core has entered it.
-  // A step takes the chunk (bytes/n) over the core's share of its chip's links
-  // (ici_bytes_per_s: 2 links' directions / cores_per_chip, the chip's links shared by its
-  // cores) plus one hop, i.e. 1/(2(n-1)) of the formula's time. That time is rounded to the
-  // kernel's picosecond once, as the one-core run rounds it, and split in whole picoseconds
-  // so that the steps add up to it exactly: symmetric cores leave the exchange at the
-  // picosecond the formula gives, and a trace predicts the same step as the run without one.
-  void ring_allreduce(sc_time total, int n) {
-    const uint64_t S = 2 * static_cast<uint64_t>(n - 1);
-    const uint64_t D = total.value();
-    CoreSim& next = *b.cores[static_cast<size_t>((index + 1) % n)];
-    CoreSim& prev = *b.cores[static_cast<size_t>((index + n - 1) % n)];
-    for (uint64_t s = 0; s < S; ++s) {
-      sc_core::wait(sc_time::from_value(D * (s + 1) / S - D * s / S));
-      // Immediate notification: a neighbour already waiting resumes in this delta cycle, so
-      // the exchange ends in the same delta as the formula's wait would.
-      ++next.from_prev;
-      next.ring_ev.notify();
-      ++prev.from_next;
-      prev.ring_ev.notify();
-      ++ring_steps;
-      while (from_prev < ring_steps || from_next < ring_steps) sc_core::wait(ring_ev);
-    }
-  }
+  // The all-reduce as an exchange between the cores (ici_exchange.hpp): at the formula's
+  // time per ring step (past a board), or over the board's ICI links.
+  void ring_allreduce(sc_time total, int n);
+  void link_allreduce(double bytes, int n, int op, int step);
 
   // One DMA transfer: the latency of the first access, then bursts that each hold the shared
   // HBM channel for burst/bandwidth (first come, first served between the two queues).

@@ -138,4 +138,15 @@ TpuMultislice tpu_multislice(const TpuSpec& spec, long long chips, const std::st
   return m;
 }
 
+SliceRingRates slice_ring_rates(const TpuSpec& spec, const TpuMultislice& m, int cores, int all_reduces) {
+  const parallel::MultisliceTime unit = parallel::multislice_all_reduce(m.slice.torus, m.dcn, 1.0);
+  const double a = (unit.ici.bandwidth_s + unit.dcn.bandwidth_s) * spec.cores_per_chip;
+  const double b = unit.ici.latency_s + unit.dcn.latency_s / std::max(1, all_reduces);
+  const double n = cores;
+  SliceRingRates r;
+  if (a > 0 && n > 1) r.bytes_per_s = 2 * (n - 1) / n / a;
+  if (n > 1) r.hop_latency_s = b / (2 * (n - 1));
+  return r;
+}
+
 }  // namespace xpusim::tpu

@@ -36,6 +36,21 @@ TpuSlice tpu_slice(const TpuSpec& spec, const std::vector<int>& shape, const std
 // of its largest slice. FieldError("count" or "slice") otherwise, naming what is offered.
 TpuMultislice tpu_multislice(const TpuSpec& spec, long long chips, const std::string& slice = "");
 
+// The rates that make the core model's ring formula, 2(n-1)/n x bytes / bytes_per_s +
+// 2(n-1) x hop_latency_s for n = `cores`, price an all-reduce as the torus and DCN closed form
+// does (parallel/torus.hpp) on the slice(s) `m`: the analytical collective of a placement past
+// one board, no loop over chips. Its time is linear in the bytes, a x bytes + b, and a chip's
+// links carry each of its cores' gradients (a x cores_per_chip). XLA's all-reduce combiner
+// merges the step's per-weight gradient all-reduces before they cross the DCN, so the DCN
+// ring's per-step latency is paid about once per step: spread over the `all_reduces` of the
+// program. The error this adds against the simulated exchange over a board's links is tested
+// (tests/unit/test_tpu_ici.cpp) and stated in docs/tpu-model.md.
+struct SliceRingRates {
+  double bytes_per_s = 1;
+  double hop_latency_s = 0;
+};
+SliceRingRates slice_ring_rates(const TpuSpec& spec, const TpuMultislice& m, int cores, int all_reduces);
+
 // The name the generation gives a slice of `shape` ("v5litepod-256"; "v4-8" for 2x2x1).
 std::string tpu_slice_name(const TpuSpec& spec, const std::vector<int>& shape);
 

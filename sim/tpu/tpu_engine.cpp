@@ -9,6 +9,7 @@
 #include "engine/op_visitor.hpp"
 #include "engine/platform_spec.hpp"
 #include "sim/tpu/core_model.hpp"
+#include "sim/tpu/ici_network.hpp"
 #include "sim/tpu/lowering.hpp"
 #include "sim/tpu/slice.hpp"
 #include "sim/tpu/tpu_spec.hpp"
@@ -102,30 +103,28 @@ class TpuEngine final : public Engine {
     // Inbound and outbound queues each keep dma_engines/2 transfers in flight, hiding latency.
     c.dma_latency_s = spec.hbm_latency_ns * 1e-9 / std::max(1, spec.dma_engines / 2);
     c.dma_burst_bytes = static_cast<double>(spec.dma_burst_bytes);
-    // A bidirectional ring over the board: each chip sends on one link per direction, shared
-    // by its cores (docs/tpu-model.md).
-    c.ici_bytes_per_s = 2.0 * spec.ici_link_bandwidth_gbps * 1e9 / spec.cores_per_chip;
+    // A bidirectional ring over the board's cores (docs/tpu-model.md, "ICI links"): in each
+    // ring step a core sends half its chunk to each neighbour, each half over its own link
+    // (the chips in snake order, a chip's cores consecutive, so no link carries two chunks of
+    // one step): per core, two links' worth of bandwidth.
+    c.ici_bytes_per_s = 2.0 * spec.ici_link_bandwidth_gbps * 1e9;
     c.ici_hop_latency_s = spec.ici_latency_us * 1e-6;
     c.replicas = count;
     c.simulated_cores = every_core ? count : 1;
+    // Every core of one board: the exchange crosses the board's ICI links as SystemC channels.
+    if (every_core && count <= spec.cores_per_board())
+      c.ici_network = std::make_shared<const IciNetwork>(board_ici_network(spec, count));
     if (count > spec.cores_per_board() && !spec.slice_shapes.empty()) {
       // A slice or multislice: the all-reduce over the torus and DCN in closed form
       // (parallel/torus.hpp), no loop over chips. Its time is linear in the bytes, a x bytes + b,
       // which the core model's ring formula 2(n-1)/n x bytes / B + 2(n-1) x hop reproduces with
       // B and hop chosen below. A chip's links carry each of its cores' gradients (x cores_per_chip).
       const TpuMultislice m = tpu_multislice(spec, count / spec.cores_per_chip);
-      const parallel::MultisliceTime unit = parallel::multislice_all_reduce(m.slice.torus, m.dcn, 1.0);
-      const double a = (unit.ici.bandwidth_s + unit.dcn.bandwidth_s) * spec.cores_per_chip;
-      // XLA's all-reduce combiner merges the step's per-weight gradient all-reduces into a few
-      // large ones before they cross the DCN, so the DCN ring's per-step latency
-      // (dcn_step_latency_us, 600 us on v5e) is paid about once per step, not once per weight
-      // (161 times for ResNet-50): spread here over the program's all-reduces, taken as one.
       int all_reduces = 0;
       for (const Task& t : prog.tasks) all_reduces += t.unit == Unit::ici && t.bytes > 0;
-      const double b = unit.ici.latency_s + unit.dcn.latency_s / std::max(1, all_reduces);
-      const double n = count;
-      if (a > 0) c.ici_bytes_per_s = 2 * (n - 1) / n / a;
-      c.ici_hop_latency_s = b / (2 * (n - 1));
+      const SliceRingRates rates = slice_ring_rates(spec, m, count, all_reduces);
+      c.ici_bytes_per_s = rates.bytes_per_s;
+      c.ici_hop_latency_s = rates.hop_latency_s;
       rep.extra["slices"] = static_cast<int64_t>(m.slices);
       rep.extra["slice_chips"] = static_cast<int64_t>(m.slice.chips);
     }

@@ -44,6 +44,34 @@ void put_num(std::string& out, double v) {
 // a gap under half of one is no gap.
 constexpr double kContiguous_s = 0.5e-12;
 
+// The track of a core's ICI waits, after the units' tracks (tid = Unit).
+constexpr int kIciWaitTid = kNumUnits;
+
+// Per link of an every-core run over ICI links: bytes carried, busy time and the time chunks
+// queued for it, over the whole simulated run.
+nlohmann::json ici_links_json(const SimResult& r) {
+  nlohmann::json links = nlohmann::json::array();
+  for (const auto& l : r.ici_links)
+    links.push_back({{"link", l.name}, {"bytes", l.bytes}, {"busy_s", l.busy_s}, {"queued_s", l.queued_s}});
+  return links;
+}
+
+// Where each core waited on the ICI (core_model.hpp, IciWait): one complete event per wait on
+// the core's ici_wait track, named after the all-reduce it belongs to.
+template <class Event>
+void write_ici_waits(const SimResult& r, const std::vector<std::string>& op_names, Event&& event) {
+  std::string body;
+  for (const auto& w : r.ici_waits) {
+    body = "{\"ph\":\"X\",\"pid\":" + std::to_string(w.core) + ",\"tid\":" + std::to_string(kIciWaitTid) + ",\"ts\":";
+    put_us(body, w.start_s);
+    body += ",\"dur\":";
+    put_us(body, w.end_s - w.start_s);
+    body += ",\"name\":" + op_names.at(static_cast<size_t>(w.op)) +
+            ",\"cat\":\"ici_wait\",\"args\":{\"waiting_for\":\"a neighbour's chunk: a busy link on its way or a late neighbour\"}}";
+    event(body);
+  }
+}
+
 }  // namespace
 
 // Consecutive tasks of the same fused op on the same unit of the same core, each starting
@@ -88,8 +116,12 @@ void write_trace(const std::string& path, const Program& p, const SimResult& r, 
       {"counters", "per core, \"UNIT GB/s\": the rate a data-moving unit (hbm_read, hbm_write, ici, infeed) moves "
                    "bytes at, from the same merged intervals (an interval's bytes over its duration), averaged over 1000 "
                    "equal bins of the step; a point where the average changes"},
-      {"all_reduce", cores > 1 ? "ring exchange between the simulated cores (core i sends to i+1 and i-1)"
-                               : "none (one core)"}};
+      {"all_reduce", cores > 1 ? (r.ici_links.empty()
+                                      ? "ring exchange between the simulated cores (core i sends to i+1 and i-1)"
+                                      : "ring exchange between the simulated cores (core i sends to i+1 and i-1) over "
+                                        "the board's ICI links (ici_links); tid 6 shows where a core waited on them")
+                               : "none (one core)"},
+      {"ici_links", ici_links_json(r)}};
   try {
     ChunkedFileWriter out(path, "");
     out.write("{\"displayTimeUnit\":\"ns\",\"otherData\":" + other.dump() + ",\"traceEvents\":[");
@@ -110,6 +142,9 @@ void write_trace(const std::string& path, const Program& p, const SimResult& r, 
       for (int u = 0; u < kNumUnits; ++u)
         event("{\"ph\":\"M\",\"pid\":" + pid + ",\"tid\":" + std::to_string(u) +
               ",\"name\":\"thread_name\",\"args\":{\"name\":\"" + unit_name(static_cast<Unit>(u)) + "\"}}");
+      if (!r.ici_links.empty())
+        event("{\"ph\":\"M\",\"pid\":" + pid + ",\"tid\":" + std::to_string(kIciWaitTid) +
+              ",\"name\":\"thread_name\",\"args\":{\"name\":\"ici_wait\"}}");
     }
     // Per fused op, once: its escaped name and kind, and the args of the whole op.
     std::vector<std::string> names(p.ops.size()), kinds(p.ops.size()), op_args(p.ops.size());
@@ -156,6 +191,7 @@ void write_trace(const std::string& path, const Program& p, const SimResult& r, 
       i = j;
     }
     counters.write(event);
+    write_ici_waits(r, names, event);
     out.write("\n]}\n");
     out.close();
   } catch (const UserError& e) {

@@ -24,9 +24,10 @@ from collections import defaultdict
 doc = json.load(open(sys.argv[1]))
 # Back-to-back tasks of one op on one unit are one event (args.tasks of them); every
 # simulated task is in exactly one event, and events on one track never overlap.
-tasks = sum(e["args"]["tasks"] for e in doc["traceEvents"] if e["ph"] == "X")
+# (ICI waits, tid 6, are no task.)
+tasks = sum(e["args"]["tasks"] for e in doc["traceEvents"] if e["ph"] == "X" and e["tid"] != 6)
 assert tasks == doc["otherData"]["simulated_tasks"], f"{tasks} tasks in events, {doc['otherData']['simulated_tasks']} simulated"
-assert tasks > sum(1 for e in doc["traceEvents"] if e["ph"] == "X"), "nothing coalesced"
+assert tasks > sum(1 for e in doc["traceEvents"] if e["ph"] == "X" and e["tid"] != 6), "nothing coalesced"
 last = {}
 for e in doc["traceEvents"]:
     if e["ph"] != "X":
@@ -48,7 +49,7 @@ for pid, name in procs.items():
     want = f"xpusim tpu_systemc: tpu_v2 core {pid} (chip {pid // 2})"
     assert name == want, f"pid {pid}: {name!r}, want {want!r}"
     assert "simulated once" not in name
-units = {(0, "mxu"), (1, "vector"), (2, "hbm_read"), (3, "hbm_write"), (4, "ici"), (5, "infeed")}
+units = {(0, "mxu"), (1, "vector"), (2, "hbm_read"), (3, "hbm_write"), (4, "ici"), (5, "infeed"), (6, "ici_wait")}
 for pid in range(8):
     assert tracks[pid] == units, f"pid {pid} tracks {sorted(tracks[pid])}"
     used = {e["tid"] for e in events[pid]}
@@ -61,6 +62,8 @@ other = doc["otherData"]
 assert other["cores"] == 8 and other["simulated_cores"] == 8, other
 assert len(set(other["simulated_step_time_s"])) == 1, f"cores differ: {other['simulated_step_time_s']}"
 assert other["predicted_step_time_s"] * 1e6 == step_us
+# The board's ICI links: 8 chip links and 8 on-chip ports of the 2x2 chips, each carrying bytes.
+assert len(other["ici_links"]) == 16 and all(l["bytes"] > 0 for l in other["ici_links"]), other["ici_links"]
 # Every all-reduce (ici event of one op) overlaps on all 8 cores: no core leaves the ring early.
 ici = defaultdict(list)
 for pid in range(8):

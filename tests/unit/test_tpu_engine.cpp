@@ -149,12 +149,13 @@ TEST_CASE("the trace is a trace-event JSON: a named process per core, a track pe
       if (mxu_ops.insert(e.at("name").get<std::string>()).second) mxu_op_flops += a.at("op_flops").get<double>();
     }
   }
-  // One named process per TensorCore of the v2-8 (4 chips x 2 cores), each with every unit.
+  // One named process per TensorCore of the v2-8 (4 chips x 2 cores), each with every unit and
+  // the track of its waits on the board's ICI links (issue 32).
   REQUIRE(process.size() == 8);
   CHECK(process.at(0).find("tpu_v2 core 0 (chip 0)") != std::string::npos);
   CHECK(process.at(7).find("core 7 (chip 3)") != std::string::npos);
   for (int core = 0; core < 8; ++core) {
-    CHECK(tracks[core] == std::set<std::string>{"mxu", "vector", "hbm_read", "hbm_write", "ici", "infeed"});
+    CHECK(tracks[core] == std::set<std::string>{"mxu", "vector", "hbm_read", "hbm_write", "ici", "infeed", "ici_wait"});
     CHECK(complete[core] == complete[0]);
   }
   CHECK(complete[0] > 10);
