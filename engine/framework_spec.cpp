@@ -44,6 +44,7 @@ const std::vector<FrameworkFieldScope>& framework_field_scopes() {
       {"host_dispatch_us_per_op", {"analytical"}},   // bounds a prefetched (GPU) step by the host's dispatch
       {"input_mode", {"analytical"}},                // a device loader (DALI) on GPUs
       {"device_decode_us_per_sample", {"analytical"}},
+      {"device_decode_reference_ms", {"analytical"}},
       {"strategy", {"analytical"}},                  // the gradient exchange of the analytical composer
       {"gradient_exchange", {"analytical"}},
       {"allreduce_efficiency", {"analytical"}},
@@ -115,6 +116,11 @@ FrameworkSpec parse_framework_spec(const YAML::Node& root, const std::string& pa
                                 positive);
   f.device_decode_us_per_sample = r.number("device_decode_us_per_sample", 0.0, "us",
                                            "device_loader: accelerator time per sample", non_negative);
+  f.device_decode_reference_ms =
+      r.number("device_decode_reference_ms", 0.0, "ms",
+               "device_loader: the dataset host cost per sample device_decode_us_per_sample is stated for "
+               "(0 = every sample costs it)",
+               non_negative);
   f.compile_base_s = r.number("compile_base_s", 0.0, "s", "one-off graph build / compile per job", non_negative);
   f.compile_per_op_ms = r.number("compile_per_op_ms", 0.0, "ms", "one-off compile time per op of the step graph",
                                  non_negative);
@@ -282,7 +288,8 @@ bool FrameworkSpec::constants_neutral() const {
          host_dispatch_us_per_op == d.host_dispatch_us_per_op &&
          input_mode == d.input_mode && input_threads == d.input_threads &&
          input_workers_per_device == d.input_workers_per_device && input_cost_scale == d.input_cost_scale &&
-         device_decode_us_per_sample == d.device_decode_us_per_sample && compile_base_s == d.compile_base_s &&
+         device_decode_us_per_sample == d.device_decode_us_per_sample &&
+         device_decode_reference_ms == d.device_decode_reference_ms && compile_base_s == d.compile_base_s &&
          compile_per_op_ms == d.compile_per_op_ms && strategy == d.strategy &&
          compute_efficiency_scale == d.compute_efficiency_scale &&
          tensor_efficiency_scale == d.tensor_efficiency_scale && memory_efficiency_scale == d.memory_efficiency_scale &&

@@ -59,6 +59,11 @@ struct FrameworkSpec {
   int input_workers_per_device = 0;
   double input_cost_scale = 1.0;        // per-sample host cost relative to the dataset's tf.data cost
   double device_decode_us_per_sample = 0;  // device_loader: accelerator time per sample (decode + augmentation)
+  // The dataset's host cost per sample (host_preprocess_ms) that device_decode_us_per_sample is
+  // stated for; set, a sample's device time scales with its dataset's host cost (a loader that
+  // decodes JPEGs does next to nothing for a CIFAR-10 array or an NCF id pair). 0 = the same
+  // device time for every sample.
+  double device_decode_reference_ms = 0;
 
   // One-off cost before the first step (first_epoch_seconds).
   double compile_base_s = 0;            // graph build + session start / XLA compile, per job
@@ -115,7 +120,7 @@ struct FrameworkSpec {
 
   bool neutral() const { return name == "default"; }
   // A named profile whose every constant is at its neutral value (tf_cnn_benchmarks,
-  // tpu_estimator, mxnet_1: nothing fitted, or the calibration stack itself). Predictions under
+  // tpu_estimator, mxnet_18_03: nothing fitted, or the calibration stack itself). Predictions under
   // it say so (`framework_neutral`), so a user does not read a profile's name as a modelled stack.
   bool constants_neutral() const;
 };

@@ -34,6 +34,17 @@ double host_dispatch_s(const StepRequest& req, const OpGraph& g) {
   return fw ? fw->host_dispatch_us_per_op * 1e-6 * static_cast<double>(g.num_ops()) : 0.0;
 }
 
+double device_decode_s(const StepRequest& req, const OpGraph& g) {
+  const FrameworkSpec* fw = req.placement.framework.get();
+  if (!fw || req.data != DataSource::real || fw->input_mode != InputMode::device_loader) return 0.0;
+  double us = fw->device_decode_us_per_sample;
+  // Decoding is the same work the host pipeline would do (dataset host_preprocess_ms), done by
+  // the device: scale the stated per-sample time by the dataset's cost where a reference is set.
+  if (fw->device_decode_reference_ms > 0 && req.placement.dataset)
+    us *= req.placement.dataset->host_preprocess_ms / fw->device_decode_reference_ms;
+  return static_cast<double>(g.batch) * us * 1e-6;
+}
+
 namespace {
 
 double throughput(int64_t global_batch, double step_s) {
@@ -59,7 +70,7 @@ void bounded_step(const StepRequest& req, const OpGraph& g, StepReport& rep, dou
   double pipeline_s = 0;
   if (req.data == DataSource::real) {
     if (prefetched && fw.input_mode == InputMode::device_loader)
-      device_s += micro_batches * static_cast<double>(g.batch) * fw.device_decode_us_per_sample * 1e-6;
+      device_s += micro_batches * device_decode_s(req, g);
     else
       pipeline_s = req.host_batch_s;
   }

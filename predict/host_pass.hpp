@@ -22,6 +22,11 @@ double input_pipeline_threads(const FrameworkSpec& fw, const InputFeed& feed);
 // (FrameworkSpec::host_dispatch_us_per_op x ops); 0 for the calibration stack.
 double host_dispatch_s(const StepRequest& req, const OpGraph& g);
 
+// Accelerator seconds a device loader (DALI) spends decoding one micro-batch of real samples:
+// device_decode_us_per_sample per sample, scaled by the dataset's host cost per sample over
+// device_decode_reference_ms where the profile sets it; 0 for a host pipeline or synthetic data.
+double device_decode_s(const StepRequest& req, const OpGraph& g);
+
 // Turns the engine's device step into the step: step time, global batch, throughput, the
 // framework's name and step overhead, and for prefetched / shared_cores engines the input
 // pipeline bound, bottleneck and utilisation.

@@ -26,9 +26,7 @@ void apply_monitoring(const StepRequest& req, const OpGraph& g, StepReport& rep)
 
   // Kernel-resident time: the device's step (compute, memory and collective kernels, each op's
   // launch tail) plus on-device decoding (DALI); the host's waits are not.
-  double kernel_s = d.device_s;
-  if (req.data == DataSource::real && fw.input_mode == InputMode::device_loader)
-    kernel_s += static_cast<double>(g.batch) * fw.device_decode_us_per_sample * 1e-6;
+  const double kernel_s = d.device_s + device_decode_s(req, g);
   rep.extra["gpu_util_pct_smi"] = 100.0 * std::min(1.0, kernel_s / step_s);
   auto mem = rep.utilization.find(Resource::memory);
   rep.extra["gpu_mem_ctrl_util_pct"] = 100.0 * (mem == rep.utilization.end() ? 0.0 : mem->second);

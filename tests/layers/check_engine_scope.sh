@@ -15,7 +15,7 @@ rules=(
   'global_batch|global batch'
   'throughput_(samples|tokens)_per_s|throughput'
   'host_preprocess_ms|input pipeline bound (dataset cost per sample)'
-  'input_cost_scale|input_threads|device_decode_us_per_sample|InputMode::|input pipeline bound (framework input fields)'
+  'input_cost_scale|input_threads|device_decode_us_per_sample|device_decode_reference_ms|InputMode::|input pipeline bound (framework input fields)'
   'fw\.step_overhead_ms|framework->step_overhead_ms|device_step_overhead_ms|host\.step_overhead_ms|framework_step_overhead|step overhead (host or framework)'
   'compile_base_s|compile_per_op_ms|compile time'
   'placement_power_w|energy_per_step_j|modelled power'

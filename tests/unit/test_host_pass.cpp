@@ -156,6 +156,31 @@ TEST_CASE("host pass: a device loader puts decode on the device; a CPU adds the 
   CHECK(cpu.global_batch == 64);
 }
 
+TEST_CASE("host pass: a device loader's decode time scales with the dataset's host cost when referenced",
+          "[host_pass]") {
+  Fixture f;
+  f.fw->input_mode = InputMode::device_loader;
+  f.fw->device_decode_us_per_sample = 100;
+  // No reference: every sample costs 100 us, whatever the dataset: 64 x 100 us = 6.4 ms.
+  CHECK(device_decode_s(f.request(), f.g) == Approx(0.0064));
+  // Stated for a 8 ms sample; this dataset's sample costs the host 2 ms: 25 us each, 1.6 ms.
+  f.fw->device_decode_reference_ms = 8;
+  CHECK(device_decode_s(f.request(), f.g) == Approx(0.0016));
+  StepRequest& req = f.request();
+  StepReport gpu;
+  gpu.device_step.coupling = HostCoupling::prefetched;
+  gpu.device_step.device_s = 0.1;
+  gpu.device_step.shares = {{Resource::compute, 0.1}};
+  apply_host_pass(req, f.g, gpu);
+  CHECK(gpu.step_time_s == Approx(0.1 + 0.005 + 0.0016));
+  // Synthetic data and a host pipeline decode nothing on the device.
+  f.req.data = DataSource::synthetic;
+  CHECK(device_decode_s(f.request(), f.g) == 0);
+  f.req.data = DataSource::real;
+  f.fw->input_mode = InputMode::host_pipeline;
+  CHECK(device_decode_s(f.request(), f.g) == 0);
+}
+
 TEST_CASE("host pass: simulated, measured and not-run device steps", "[host_pass]") {
   Fixture f;
   f.fw->name = "profile";
