@@ -38,7 +38,9 @@ double epoch_s(const StepReport& r, double examples) { return examples / r.throu
 }  // namespace
 
 TEST_CASE("every framework profile parses, and no name means two profiles on one engine", "[frameworks]") {
-  std::map<std::string, std::string> owner;  // engine|name -> profile
+  // A name may mean several profiles only through their `versions:` (a row's stack version picks
+  // one): one unversioned profile per engine and name, and no version pattern twice.
+  std::map<std::string, std::string> owner;  // engine|name[|version pattern] -> profile
   int n = 0;
   for (const auto& e : fs::directory_iterator(fs::path(config_dir()) / "frameworks")) {
     if (e.path().extension() != ".yaml") continue;
@@ -47,11 +49,12 @@ TEST_CASE("every framework profile parses, and no name means two profiles on one
     CHECK(f.name == e.path().stem().string());
     CHECK_FALSE(f.source.empty());
     for (const auto& engine : f.engines)
-      for (const auto& name : f.names) {
-        auto [it, fresh] = owner.emplace(engine + "|" + name, f.name);
-        INFO(name << " on " << engine << ": " << it->second << " and " << f.name);
-        CHECK(fresh);
-      }
+      for (const auto& name : f.names)
+        for (const auto& version : f.versions.empty() ? std::vector<std::string>{""} : f.versions) {
+          auto [it, fresh] = owner.emplace(engine + "|" + name + (version.empty() ? "" : "|" + version), f.name);
+          INFO(name << " " << version << " on " << engine << ": " << it->second << " and " << f.name);
+          CHECK(fresh);
+        }
     ++n;
   }
   CHECK(n >= 7);
