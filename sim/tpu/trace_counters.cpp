@@ -1,27 +1,10 @@
 // Bandwidth counter tracks of the TPU trace (trace_counters.hpp).
 #include "sim/tpu/trace_counters.hpp"
+#include "sim/tpu/trace_text.hpp"
 
 #include <algorithm>
-#include <charconv>
 
 namespace xpusim::tpu {
-
-namespace {
-
-// Microseconds, fixed 6 decimals (picoseconds), as the events' ts: deterministic text.
-void put_us(std::string& out, double seconds) {
-  char b[64];
-  const auto r = std::to_chars(b, b + sizeof b, seconds * 1e6, std::chars_format::fixed, 6);
-  out.append(b, r.ptr);
-}
-
-void put_num(std::string& out, double v) {
-  char b[64];
-  const auto r = std::to_chars(b, b + sizeof b, v);
-  out.append(b, r.ptr);
-}
-
-}  // namespace
 
 bool BandwidthCounters::counts(Unit u) {
   return u == Unit::dma_in || u == Unit::dma_out || u == Unit::ici || u == Unit::infeed;

@@ -18,27 +18,11 @@
 #include "common/chunked_writer.hpp"
 #include "common/error.hpp"
 #include "sim/tpu/trace_counters.hpp"
+#include "sim/tpu/trace_text.hpp"
 
 namespace xpusim::tpu {
 
 namespace {
-
-// Microseconds with picosecond resolution (the simulation's): fixed-point text is
-// deterministic, and symmetric cores print the same strings.
-// std::to_chars: the same digits as printf, without its locale and parsing cost (150k events
-// with five numbers each).
-void put_us(std::string& out, double seconds) {
-  char b[64];
-  const auto r = std::to_chars(b, b + sizeof b, seconds * 1e6, std::chars_format::fixed, 6);
-  out.append(b, r.ptr);
-}
-
-// Counts (FLOPs, bytes) in the shortest text that reads back to the same double.
-void put_num(std::string& out, double v) {
-  char b[64];
-  const auto r = std::to_chars(b, b + sizeof b, v);
-  out.append(b, r.ptr);
-}
 
 // Two back-to-back tasks of one op on one unit: the simulation's clock is in picoseconds, so
 // a gap under half of one is no gap.
