@@ -36,7 +36,11 @@ OfferChoice cheapest_offer(const PriceCatalog& prices, const OfferNeed& need) {
 
   std::vector<Candidate> held;
   std::vector<std::string> skipped;  // "id: why", in id order
-  for (const auto& [id, o] : prices.offers) {
+  for (const auto& entry : prices.offers) {
+    // Named, not a structured binding: the lambda below captures `id` (clang < 16 refuses
+    // captured bindings, and the fuzz build uses clang).
+    const std::string& id = entry.first;
+    const auto& o = entry.second;
     int k = 0;
     for (const auto& c : o.contains)
       if (c.what == need.device) k += c.count;
