@@ -102,6 +102,7 @@ struct QueueDepthChange {
   int count;
   double start_s, interval_s;      // start_s as TraceEvent
 };
+using QueueDepthLog = std::vector<QueueDepthChange>;
 
 // One ICI link over the whole run (every step simulated).
 struct IciLinkUse {
@@ -120,7 +121,7 @@ struct SimResult {
   std::vector<double> core_ici_wait_s;       // per simulated core: ICI waits of the measured step
   std::vector<IciWait> ici_waits;            // with the trace: every such wait
   std::vector<IciLinkUse> ici_links;         // with SimConfig::ici_network
-  std::vector<QueueDepthChange> queue_depths;  // with SimConfig::record_queue_depths, per (core, queue) in time order
+  QueueDepthLog queue_depths;                // with SimConfig::record_queue_depths, per (core, queue) in time order
 };
 
 // Runs `steps` back-to-back steps of `p` on c.simulated_cores cores (the process-wide

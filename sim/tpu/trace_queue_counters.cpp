@@ -12,7 +12,7 @@ const std::string& queue_counter_name(Queue q) {
   return vcd_signal_names().at(static_cast<size_t>(kNumUnits) + static_cast<size_t>(q));
 }
 
-void write_queue_counters(const std::vector<QueueDepthChange>& changes, double t0, double t1, int bins,
+void write_queue_counters(const QueueDepthLog& changes, double t0, double t1, int bins,
                           const std::function<void(const std::string&)>& event) {
   const double w = (t1 - t0) / bins;
   if (changes.empty() || !(w > 0)) return;

@@ -17,7 +17,7 @@ namespace xpusim::tpu {
 // Writes the "C" events of `changes` (per (core, queue) in time order), per core, then queue,
 // then time, on the grid [t0, t1] of `bins` bins. Counter names: vcd_signal_names()' queue
 // names ("hbm_read_queue_depth", ...), args {"depth": n}.
-void write_queue_counters(const std::vector<QueueDepthChange>& changes, double t0, double t1, int bins,
+void write_queue_counters(const QueueDepthLog& changes, double t0, double t1, int bins,
                           const std::function<void(const std::string&)>& event);
 
 // The name of `q`'s counter (and VCD signal).

@@ -10,7 +10,6 @@
 #include "sim/tpu/trace_queue_counters.hpp"
 
 using xpusim::tpu::Queue;
-using xpusim::tpu::QueueDepthChange;
 
 namespace {
 
@@ -23,7 +22,7 @@ std::string point(int core, const std::string& queue, const std::string& ts_us, 
 
 TEST_CASE("queue-depth counters keep each bin's maximum", "[tpu][trace][queue_counters]") {
   // Grid 0..10 s in 10 bins of 1 s; listed out of (core, queue) order on purpose.
-  const std::vector<QueueDepthChange> changes = {
+  const xpusim::tpu::QueueDepthLog changes = {
       {1, Queue::hbm_read, 1, 1, 0.0, 0.0},
       // Bursts 4, 3, 2, 1 at 0.5, 1.0, 1.5, 2.0 s (one record of a transfer alone on the channel), empty at 3.2 s.
       {0, Queue::hbm_read, 4, 4, 0.5, 0.5},
