@@ -18,7 +18,10 @@ cmp -s "$dir/traced.json" "$dir/plain.json" || { echo "--trace changed the predi
 # writes the same trace.
 "$bin" "${args[@]}" --trace "$dir/t.json.gz" >/dev/null || { echo "predict --trace .json.gz failed"; exit 1; }
 gzip -dc "$dir/t.json.gz" | cmp -s - "$dir/t.json" || { echo "the .json.gz trace differs from the .json one"; exit 1; }
-python3 - "$dir/t.json" "$dir/plain.json" "${XPUSIM_CONFIG_DIR:-configs}/devices/tpu_v2.yaml" <<'PY'
+# With a waveform every DMA burst is its own SystemC wait (no back-to-back runs): the queue
+# counters must not change (they record a run of bursts as one record otherwise).
+"$bin" "${args[@]}" --trace "$dir/v.json" --vcd "$dir/w.vcd" >/dev/null || { echo "predict --trace --vcd failed"; exit 1; }
+python3 - "$dir/t.json" "$dir/plain.json" "${XPUSIM_CONFIG_DIR:-configs}/devices/tpu_v2.yaml" "$dir/v.json" <<'PY'
 import json, sys
 from collections import defaultdict
 doc = json.load(open(sys.argv[1]))
@@ -138,6 +141,8 @@ for pid in range(8):
 # stays 0 here: the PCIe copy of a batch ends before the host has the next one ready.)
 assert seen_busy >= set(queues) - {"host_queue_depth"}, f"queues never above 0: {set(queues) - seen_busy}"
 assert len(qpts) == 8 * 4, sorted(qpts)
+with_vcd = [e for e in json.load(open(sys.argv[4]))["traceEvents"] if e["ph"] == "C" and e["name"] in queues]
+assert with_vcd == [e for e in doc["traceEvents"] if e["ph"] == "C" and e["name"] in queues], "queue counters differ with --vcd"
 print(f"ok: 8 cores, {sum(len(v) for v in events.values())} events, {len(ici)} all-reduces overlapping, "
       f"{sum(len(v) for v in counters.values())} GB/s and {sum(len(v) for v in qpts.values())} queue-depth counter points")
 PY
