@@ -111,6 +111,7 @@ void load(Board& b, const Program& p, const SimConfig& c, bool want_trace) {
   }
   b.t0 = sc_core::sc_time_stamp();
   b.trace.clear();
+  b.queue_depths.clear();
   b.ici_waits.clear();
   b.links = b.ring && c.ici_network;
   if (b.links) {
@@ -143,6 +144,8 @@ SimResult collect(Board& b) {
     e.end_s -= prev;
   }
   for (const CoreSim* core : b.cores) r.core_ici_wait_s.push_back(core->ici_wait_in_step[last]);
+  r.queue_depths = std::move(b.queue_depths);
+  for (auto& q : r.queue_depths) q.start_s -= prev;
   r.ici_waits = std::move(b.ici_waits);
   for (auto& w : r.ici_waits) {
     w.start_s -= prev;

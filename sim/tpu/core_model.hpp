@@ -57,6 +57,9 @@ struct SimConfig {
   double pcie_bytes_per_s = 1;
   int prefetch_depth = 2;
   int steps = 2;                   // simulated steps; the last one is measured (steady state)
+  // Record every change of each core's queue depths (QueueDepthChange) in the measured step,
+  // for the trace's counter tracks. Only with --trace: a sweep's one-core runs never pay for it.
+  bool record_queue_depths = false;
   // Write the model's signals (unit busy, queue depths) as a VCD waveform of every simulated
   // step. SystemC fixes traced signals before its simulation first starts, and there is one
   // simulation per process: only the first simulate() of a process can write one
@@ -84,6 +87,23 @@ struct IciWait {
   double start_s, end_s;           // as TraceEvent
 };
 
+// The queues whose depths a core records (the VCD's *_queue_depth signals, same order).
+enum class Queue : int { hbm_read = 0, hbm_write, host, infeed };
+inline constexpr int kNumQueues = 4;
+
+// A change of one core's queue depth in the measured step (SimConfig::record_queue_depths):
+// the depth becomes `depth` at start_s, then drops by one every interval_s, `count` values in
+// all (count 1: a plain change). A DMA transfer alone on the HBM channel issues its bursts
+// back to back in one wait (core_sim.hpp, dma_alone): one record, not one per burst.
+struct QueueDepthChange {
+  int core;
+  Queue queue;
+  int depth;
+  int count;
+  double start_s, interval_s;      // start_s as TraceEvent
+};
+using QueueDepthLog = std::vector<QueueDepthChange>;
+
 // One ICI link over the whole run (every step simulated).
 struct IciLinkUse {
   std::string name;
@@ -101,6 +121,7 @@ struct SimResult {
   std::vector<double> core_ici_wait_s;       // per simulated core: ICI waits of the measured step
   std::vector<IciWait> ici_waits;            // with the trace: every such wait
   std::vector<IciLinkUse> ici_links;         // with SimConfig::ici_network
+  QueueDepthLog queue_depths;                // with SimConfig::record_queue_depths, per (core, queue) in time order
 };
 
 // Runs `steps` back-to-back steps of `p` on c.simulated_cores cores (the process-wide

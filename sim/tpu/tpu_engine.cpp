@@ -139,6 +139,7 @@ class TpuEngine final : public Engine {
     c.prefetch_depth = spec.prefetch_depth_batches;
     c.steps = 2;
     c.vcd_path = req.vcd_path;
+    c.record_queue_depths = !req.trace_path.empty();
 
     // With a trace or waveform, every core first (a waveform can only be written by the
     // process's first simulation), then the one-core run the report comes from: a prediction
@@ -149,6 +150,7 @@ class TpuEngine final : public Engine {
       board = simulate(prog, c, true);
       c.simulated_cores = 1;
       c.vcd_path.clear();
+      c.record_queue_depths = false;  // the trace is the board's
     }
     SimResult r = simulate(prog, c, true);
     if (whole_board) {
@@ -161,7 +163,7 @@ class TpuEngine final : public Engine {
     }
     if (!req.trace_path.empty())
       write_trace(req.trace_path, prog, count > 1 ? board : r,
-                  TraceInfo{spec.name, count, spec.cores_per_chip, r.step_time_s});
+                  TraceInfo{spec.name, count, spec.cores_per_chip, r.step_time_s, c.prefetch_depth, c.dma_burst_bytes});
 
 
     // The device step; the host pass adds the framework's host work between steps.

@@ -16,12 +16,18 @@ void BandwidthCounters::add(int core, Unit unit, double start_s, double end_s, d
   tracks_[{core, static_cast<int>(unit)}].push_back({start_s, end_s, bytes / dur / 1e9});
 }
 
-void BandwidthCounters::write(const std::function<void(const std::string&)>& event) const {
-  if (tracks_.empty()) return;
-  // One time grid for every track, so the cores' and units' counters line up.
-  double t0 = tracks_.begin()->second.front().start_s, t1 = t0;
+bool BandwidthCounters::grid(double& t0, double& t1) const {
+  if (tracks_.empty()) return false;
+  t0 = tracks_.begin()->second.front().start_s, t1 = t0;
   for (const auto& [key, v] : tracks_)
     for (const auto& i : v) t0 = std::min(t0, i.start_s), t1 = std::max(t1, i.end_s);
+  return t1 > t0;
+}
+
+void BandwidthCounters::write(const std::function<void(const std::string&)>& event) const {
+  // One time grid for every track, so the cores' and units' counters line up.
+  double t0 = 0, t1 = 0;
+  if (!grid(t0, t1)) return;
   const double w = (t1 - t0) / kBins;
   if (!(w > 0)) return;
   std::vector<double> bytes(kBins);

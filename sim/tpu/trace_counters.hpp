@@ -26,6 +26,9 @@ class BandwidthCounters {
   // The "C" events, per core, then unit, then time: the bin average where it changes, and 0 at
   // the end of the step. `event` writes one event's JSON object.
   void write(const std::function<void(const std::string&)>& event) const;
+  // The time grid of the counters: [t0, t1] = the span of every track's intervals, cut into
+  // kBins equal bins. False when nothing moved bytes (no grid, no counters).
+  bool grid(double& t0, double& t1) const;
   static constexpr int kBins = 1000;
 
  private:

@@ -18,6 +18,7 @@
 #include "common/chunked_writer.hpp"
 #include "common/error.hpp"
 #include "sim/tpu/trace_counters.hpp"
+#include "sim/tpu/trace_queue_counters.hpp"
 #include "sim/tpu/trace_text.hpp"
 
 namespace xpusim::tpu {
@@ -54,6 +55,32 @@ void write_ici_waits(const SimResult& r, const std::vector<std::string>& op_name
             ",\"cat\":\"ici_wait\",\"args\":{\"waiting_for\":\"a neighbour's chunk: a busy link on its way or a late neighbour\"}}";
     event(body);
   }
+}
+
+// What the queue-depth counters hold (trace_queue_counters.hpp).
+std::string queue_counters_note() {
+  return "per core, \"QUEUE_depth\" (the VCD's signals): hbm_read_queue_depth / hbm_write_queue_depth = DMA bursts of "
+         "the current HBM read / write transfer not yet issued; host_queue_depth = input batches the host prepared for "
+         "the core, not yet sent over PCIe; infeed_queue_depth = batches in device memory, not yet consumed. Merged into "
+         "the same " + std::to_string(BandwidthCounters::kBins) + " bins as the GB/s counters: the MAXIMUM depth held in "
+         "each bin, a point where it changes, and the depth at the end of the step as the last point";
+}
+
+// Each queue's capacity, for a reader checking the counters: the prefetch depth for the host
+// and infeed queues (their sum never exceeds it), the bursts of the largest transfer for a DMA queue.
+nlohmann::json queue_capacity_json(const Program& p, const TraceInfo& info) {
+  double in = 0, out = 0;
+  for (const Task& t : p.tasks)
+    if (t.unit == Unit::dma_in) in = std::max(in, t.bytes);
+    else if (t.unit == Unit::dma_out) out = std::max(out, t.bytes);
+  auto bursts = [&](double bytes) {
+    return info.dma_burst_bytes > 0 ? static_cast<int64_t>(std::ceil(bytes / info.dma_burst_bytes)) : int64_t{0};
+  };
+  return {{queue_counter_name(Queue::hbm_read), bursts(in)},
+          {queue_counter_name(Queue::hbm_write), bursts(out)},
+          {queue_counter_name(Queue::host), info.prefetch_depth},
+          {queue_counter_name(Queue::infeed), info.prefetch_depth},
+          {"unit", "DMA queues: bursts; host and infeed queues: batches"}};
 }
 
 }  // namespace
@@ -100,6 +127,8 @@ void write_trace(const std::string& path, const Program& p, const SimResult& r, 
       {"counters", "per core, \"UNIT GB/s\": the rate a data-moving unit (hbm_read, hbm_write, ici, infeed) moves "
                    "bytes at, from the same merged intervals (an interval's bytes over its duration), averaged over 1000 "
                    "equal bins of the step; a point where the average changes"},
+      {"queue_counters", queue_counters_note()},
+      {"queue_capacity", queue_capacity_json(p, info)},
       {"all_reduce", cores > 1 ? (r.ici_links.empty()
                                       ? "ring exchange between the simulated cores (core i sends to i+1 and i-1)"
                                       : "ring exchange between the simulated cores (core i sends to i+1 and i-1) over "
@@ -175,6 +204,8 @@ void write_trace(const std::string& path, const Program& p, const SimResult& r, 
       i = j;
     }
     counters.write(event);
+    double t0 = 0, t1 = 0;
+    if (counters.grid(t0, t1)) write_queue_counters(r.queue_depths, t0, t1, BandwidthCounters::kBins, event);
     write_ici_waits(r, names, event);
     out.write("\n]}\n");
     out.close();

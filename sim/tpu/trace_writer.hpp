@@ -14,6 +14,8 @@ struct TraceInfo {
   int cores = 1;             // TensorCores of the placement (data-parallel replicas)
   int cores_per_chip = 1;
   double predicted_step_time_s = 0;  // the prediction's (one-core) step, for the metadata
+  int prefetch_depth = 0;            // SimConfig's: the host and infeed queues' capacity, batches
+  double dma_burst_bytes = 0;        // SimConfig's: a DMA queue holds its transfer's bursts
 };
 
 // `r` must hold the events of every core of the placement (SimConfig::simulated_cores ==

@@ -18,7 +18,10 @@ cmp -s "$dir/traced.json" "$dir/plain.json" || { echo "--trace changed the predi
 # writes the same trace.
 "$bin" "${args[@]}" --trace "$dir/t.json.gz" >/dev/null || { echo "predict --trace .json.gz failed"; exit 1; }
 gzip -dc "$dir/t.json.gz" | cmp -s - "$dir/t.json" || { echo "the .json.gz trace differs from the .json one"; exit 1; }
-python3 - "$dir/t.json" "$dir/plain.json" <<'PY'
+# With a waveform every DMA burst is its own SystemC wait (no back-to-back runs): the queue
+# counters must not change (they record a run of bursts as one record otherwise).
+"$bin" "${args[@]}" --trace "$dir/v.json" --vcd "$dir/w.vcd" >/dev/null || { echo "predict --trace --vcd failed"; exit 1; }
+python3 - "$dir/t.json" "$dir/plain.json" "${XPUSIM_CONFIG_DIR:-configs}/devices/tpu_v2.yaml" "$dir/v.json" <<'PY'
 import json, sys
 from collections import defaultdict
 doc = json.load(open(sys.argv[1]))
@@ -79,7 +82,7 @@ for name, spans in ici.items():
 # never go back; HBM rates stay under the chip's 350 GB/s (configs/devices/tpu_v2.yaml).
 counters = defaultdict(list)
 for e in doc["traceEvents"]:
-    if e["ph"] == "C":
+    if e["ph"] == "C" and e["name"].endswith(" GB/s"):
         counters[(e["pid"], e["name"])].append((e["ts"], e["args"]["GB/s"]))
 # (The infeed finishes between steps here: a counter only where its unit has events.)
 tid_of = {"hbm_read GB/s": 2, "hbm_write GB/s": 3, "ici GB/s": 4, "infeed GB/s": 5}
@@ -98,6 +101,48 @@ for pid in range(8):
         if tid in (2, 3):
             assert max(v for _, v in pts) <= 350 + 1e-9, f"pid {pid} {name}: {max(v for _, v in pts)} GB/s > 350"
 assert not any(e["ph"] == "C" and e["name"] in ("mxu GB/s", "vector GB/s") for e in doc["traceEvents"])
+# Queue-depth counters (issue 36): per core, the four queues of the VCD, the max depth per bin.
+# Capacities derived here, not read from the trace: the host and infeed queues hold at most
+# prefetch_depth_batches (configs/devices/tpu_v2.yaml) batches; a DMA queue at most the bursts of
+# its largest transfer, so at most ceil(largest hbm_read/hbm_write event's bytes / 1 MiB burst).
+# The DMA queues are empty at the end of the step; the counters the trace names match.
+import math, re
+yaml_text = open(sys.argv[3]).read()
+prefetch = int(re.search(r"^prefetch_depth_batches:\s*(\d+)", yaml_text, re.M).group(1))
+queues = {"hbm_read_queue_depth": 2, "hbm_write_queue_depth": 3, "host_queue_depth": None, "infeed_queue_depth": None}
+qpts = defaultdict(list)
+for e in doc["traceEvents"]:
+    if e["ph"] == "C" and e["name"] in queues:
+        qpts[(e["pid"], e["name"])].append((e["ts"], e["args"]["depth"]))
+cap = other["queue_capacity"]
+assert cap["host_queue_depth"] == prefetch and cap["infeed_queue_depth"] == prefetch, cap
+seen_busy = set()
+for pid in range(8):
+    step_end = max(e["ts"] + e["dur"] for e in events[pid])
+    for name, tid in queues.items():
+        pts = qpts.get((pid, name))
+        assert pts, f"pid {pid}: no counter {name!r}"
+        assert all(b[0] > a[0] for a, b in zip(pts, pts[1:])), f"pid {pid} {name}: time does not advance"
+        assert all(b[1] != a[1] for a, b in zip(pts, pts[1:])), f"pid {pid} {name}: a point that changes nothing"
+        assert min(v for _, v in pts) >= 0, f"pid {pid} {name}: negative depth"
+        top = max(v for _, v in pts)
+        if tid is None:
+            limit = prefetch
+        else:
+            # A transfer's bursts: the largest single task is at most the largest merged event.
+            limit = math.ceil(max(e["args"]["bytes"] for e in events[pid] if e["tid"] == tid) / 2**20)
+            assert pts[-1][1] == 0, f"pid {pid} {name}: ends at depth {pts[-1][1]}"
+            assert top <= cap[name], f"pid {pid} {name}: {top} > the trace's capacity {cap[name]}"
+        assert top <= limit, f"pid {pid} {name}: depth {top} > capacity {limit}"
+        if top > 0:
+            seen_busy.add(name)
+        assert pts[-1][0] <= step_end + 1e-3 * step_end + 1, f"pid {pid} {name}: point at {pts[-1][0]} past the step {step_end}"
+# Real data: batches wait in the infeed queue, and every DMA queue fills. (The host queue
+# stays 0 here: the PCIe copy of a batch ends before the host has the next one ready.)
+assert seen_busy >= set(queues) - {"host_queue_depth"}, f"queues never above 0: {set(queues) - seen_busy}"
+assert len(qpts) == 8 * 4, sorted(qpts)
+with_vcd = [e for e in json.load(open(sys.argv[4]))["traceEvents"] if e["ph"] == "C" and e["name"] in queues]
+assert with_vcd == [e for e in doc["traceEvents"] if e["ph"] == "C" and e["name"] in queues], "queue counters differ with --vcd"
 print(f"ok: 8 cores, {sum(len(v) for v in events.values())} events, {len(ici)} all-reduces overlapping, "
-      f"{sum(len(v) for v in counters.values())} counter points")
+      f"{sum(len(v) for v in counters.values())} GB/s and {sum(len(v) for v in qpts.values())} queue-depth counter points")
 PY
