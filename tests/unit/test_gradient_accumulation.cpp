@@ -79,7 +79,7 @@ TEST_CASE("gradient accumulation: bad global batches are field errors", "[accumu
   CHECK_THAT(field_of(r), Catch::StartsWith("global_batch: must be a positive multiple") &&
                               Catch::Contains("(32 x 4 = 128)"));
   r.global_batch = 256;
-  r.task = Task::inference;
+  r.task = xpusim::Task::inference;
   CHECK_THAT(field_of(r), Catch::StartsWith("global_batch: an inference pass"));
   PredictRequest tpu = predict_request("tpu_v2", 8, "resnet50", 128, "bf16", "cloud_tpu_v2-8");
   tpu.global_batch = 2048;
