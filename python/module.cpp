@@ -56,12 +56,12 @@ py::object to_python(const json& j) {
     case json::value_t::array: {
       py::list l;
       for (const auto& v : j) l.append(to_python(v));
-      return std::move(l);
+      return l;
     }
     case json::value_t::object: {
       py::dict d;
       for (const auto& [k, v] : j.items()) d[py::str(k)] = to_python(v);
-      return std::move(d);
+      return d;
     }
     default: return py::none();
   }

@@ -144,7 +144,7 @@ std::string report_html(const ValidationResult& r) {
   std::vector<SvgBar> bars;
   for (const auto& g : r.by_device)
     bars.push_back({g.key, g.mape_pct, colour.count(g.key) ? colour[g.key] : "#888",
-                    g.key + ": MAPE " + fmt_fixed(g.mape_pct, 1) + "% over " + std::to_string(g.rows) + " rows"});
+                    g.key + ": MAPE " + fmt_fixed(g.mape_pct, 1) + "% over " + std::to_string(g.rows) + " rows", ""});
   SvgChart bc;
   bc.title = "MAPE by device";
   bc.x_label = "device (name)";
