@@ -8,7 +8,7 @@ namespace xpusim::validation {
 
 double predict_cluster_row(const ReferenceRow& row, bool step_time, const std::string& framework,
                            const std::vector<std::string>& overrides) {
-  if (!row.global_batch) throw UserError("global_batch: missing (a cluster row needs the sequences per step)");
+  if (!row.step_global_batch()) throw UserError("global_batch: missing (a cluster row needs the sequences per step)");
   LlmPlanRequest q;
   q.model = row.model;
   q.cluster = row.setup;
@@ -16,7 +16,7 @@ double predict_cluster_row(const ReferenceRow& row, bool step_time, const std::s
   q.framework = framework;
   q.overrides = overrides;
   q.gpus = row.num_devices.value_or(0);
-  q.global_batch = *row.global_batch;
+  q.global_batch = *row.step_global_batch();
   q.seq_len = row.seq_len.value_or(0);
   q.precision = row.precision;
   q.keep = 1;

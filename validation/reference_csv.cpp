@@ -40,6 +40,29 @@ std::string ReferenceRow::stack_version() const {
   return note.substr(b, e == std::string::npos ? std::string::npos : e - b);
 }
 
+std::optional<long long> ReferenceRow::step_global_batch() const {
+  if (global_batch) return global_batch;
+  if (!batch_per_device || !num_devices || *batch_per_device <= 0 || *num_devices <= 0) return std::nullopt;
+  static const std::string phrase = "micro-batch derived = ";
+  const size_t at = note.find(phrase);
+  if (at == std::string::npos) return std::nullopt;
+  // "A/B": two unsigned integers joined by a slash; anything else states no accumulation.
+  const char* p = note.c_str() + at + phrase.size();
+  auto digits = [&p](long long& out) {
+    if (*p < '0' || *p > '9') return false;
+    out = 0;
+    for (; *p >= '0' && *p <= '9'; ++p) {
+      if (out > 1000000000LL) return false;
+      out = out * 10 + (*p - '0');
+    }
+    return true;
+  };
+  long long per_device = 0, steps = 0;
+  if (!digits(per_device) || *p++ != '/' || !digits(steps) || steps <= 0) return std::nullopt;
+  if (per_device % steps != 0 || per_device / steps != *batch_per_device) return std::nullopt;
+  return per_device * *num_devices;
+}
+
 namespace {
 
 std::string trim(const std::string& s) {

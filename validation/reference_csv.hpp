@@ -50,6 +50,11 @@ struct ReferenceRow {
   // The column, or else the version the note states as "framework version X" (the phrase the
   // shared CSVs end their notes with: "framework version pytorch-ngc20.06"); empty if neither.
   std::string stack_version() const;
+  // Samples per optimizer step over all devices: the column, or else what the note states as
+  // "micro-batch derived = A/B" (A samples per device and optimizer step over B accumulation
+  // steps, the phrase of the shared BERT pre-training rows) when A/B is the row's
+  // batch_per_device: A x num_devices. Nothing outside the row is read; empty if neither.
+  std::optional<long long> step_global_batch() const;
 };
 
 // The columns every file has, in the order the reference file uses and the writer emits.

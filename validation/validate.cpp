@@ -79,7 +79,7 @@ void check_identity(const ReferenceRow& row) {
   if (!config_exists("models", row.model)) throw Skip{"unknown model '" + row.model + "'"};
   // A cluster row (the large-model planner) may leave the micro-batch to the planner when it
   // gives the global batch.
-  const bool planner_row = parallel::cluster_exists(row.setup) && row.global_batch;
+  const bool planner_row = parallel::cluster_exists(row.setup) && row.step_global_batch();
   if (!row.batch_per_device && !planner_row) throw Skip{"batch_per_device: missing"};
   if (row.precision.empty()) throw Skip{"precision: missing"};
   Precision p;
@@ -116,9 +116,10 @@ PredictRequest request_for_row(const ReferenceRow& row) {
   q.model = row.model;
   q.batch_per_device = row.batch_per_device.value_or(0);
   q.seq_len = row.seq_len.value_or(0);
-  // A row's global batch beyond batch x devices is gradient accumulation (planner rows on a
-  // cluster take theirs in cluster_rows.cpp).
-  q.global_batch = row.global_batch.value_or(0);
+  // A row's global batch beyond batch x devices is gradient accumulation, from the column or
+  // the row's own note (reference_csv.hpp); planner rows on a cluster take theirs in
+  // cluster_rows.cpp.
+  q.global_batch = row.step_global_batch().value_or(0);
   q.precision = row.precision;
   parse_data_source(row.data, q.data);
   q.placement.device = row.device;

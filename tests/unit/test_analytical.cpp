@@ -321,32 +321,20 @@ TEST_CASE("MAPE against the modern published rows stays at its level, no row ski
   // and stack only. The levels are what this build reaches (docs/gpu_model.md), with slack.
   auto rows = analytical_throughput_rows(std::string(XPUSIM_TEST_DATA_DIR) + "/reference/modern_calibration.csv");
   REQUIRE(rows.size() == 734);
-  auto res = validation::validate_rows(rows, {});
-  REQUIRE(res.rows_used == 734);
-  std::map<std::string, double> mape;
-  for (const auto& g : res.by_device) mape[g.key] = g.mape_pct;
-  INFO("MAPE all " << *res.mape_pct << " rtx_3090 " << mape["rtx_3090"] << " rtx_a6000 " << mape["rtx_a6000"]);
-  // 8 RTX 3090s without PCIe peer-to-peer share the host's staging bandwidth: 36% before.
-  CHECK(mape["rtx_3090"] <= 17.5);
-  CHECK(mape["rtx_a6000"] <= 15.2);
-  CHECK(*res.mape_pct <= 15.6);  // 15.10% with the stacks' versions (issue 29, 2026-11-27); 17.77% at 29c
-}
-
-TEST_CASE("the modern rows with the gradient accumulation their notes state", "[analytical][reference]") {
-  // The same 734 rows, 68 BERT pre-training rows with the global batch their own note states
-  // (scripts/derive_global_batch.py; tests/data/reference/README.md): predicted with their
-  // micro-batches per step, the exchange and update amortised over them.
-  auto rows = analytical_throughput_rows(std::string(XPUSIM_TEST_DATA_DIR) +
-                                         "/reference/modern_calibration_accumulation.csv");
-  REQUIRE(rows.size() == 734);
+  // 68 BERT pre-training rows state their gradient accumulation in their own note
+  // ("micro-batch derived = A/B"): predicted with their micro-batches per optimizer step.
   int with_global_batch = 0;
-  for (const auto& r : rows) with_global_batch += r.global_batch ? 1 : 0;
+  for (const auto& r : rows) with_global_batch += r.step_global_batch() ? 1 : 0;
   CHECK(with_global_batch == 68);
   auto res = validation::validate_rows(rows, {});
   REQUIRE(res.rows_used == 734);
   std::map<std::string, double> mape;
   for (const auto& g : res.by_device) mape[g.key] = g.mape_pct;
-  INFO("MAPE all " << *res.mape_pct << " v100_sxm3_32gb " << mape["v100_sxm3_32gb"]);
-  CHECK(mape["v100_sxm3_32gb"] <= 12.2);  // 11.6% (14.0% without the accumulation)
-  CHECK(*res.mape_pct <= 14.6);           // 14.06% (15.10% without)
+  INFO("MAPE all " << *res.mape_pct << " rtx_3090 " << mape["rtx_3090"] << " rtx_a6000 " << mape["rtx_a6000"]
+                   << " v100_sxm3_32gb " << mape["v100_sxm3_32gb"]);
+  // 8 RTX 3090s without PCIe peer-to-peer share the host's staging bandwidth: 36% before.
+  CHECK(mape["rtx_3090"] <= 17.5);
+  CHECK(mape["rtx_a6000"] <= 15.2);
+  CHECK(mape["v100_sxm3_32gb"] <= 12.2);  // 11.6% (14.0% without the notes' accumulation)
+  CHECK(*res.mape_pct <= 14.6);  // 14.06% (15.10% without the notes' accumulation); 17.77% at 29c
 }

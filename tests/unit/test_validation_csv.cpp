@@ -188,3 +188,25 @@ TEST_CASE("csv: a row's stack version is its framework_version column, else the 
   write_reference_csv(os, rows);
   CHECK(parse_reference_csv(os.str(), "back.csv")[0].framework_version == "pytorch-ngc21.03");
 }
+
+TEST_CASE("csv: a row's global batch is its column, else the accumulation its note states", "[validation][csv]") {
+  // 8 GPUs at 16 sequences per micro-step; the note says 8192 per GPU and optimizer step over
+  // 512 accumulation steps (8192 / 512 = 16, the row's batch): 8192 x 8 = 65536 per step.
+  const std::string row = "s,v100_sxm2_16gb,8,dgx1v_nvlink,pytorch,bert_large,wikipedia+bookcorpus,16,mixed_fp16,real,train_throughput,1,sequences/s,";
+  auto rows = parse_reference_csv(kHeader + row + "\"phase 1; micro-batch derived = 8192/512 (table lists batch/GPU \"\"8192\"\")\"\n", "ref.csv");
+  REQUIRE(rows.size() == 1);
+  CHECK_FALSE(rows[0].global_batch);
+  CHECK(rows[0].step_global_batch() == 65536);
+  CHECK_FALSE(rows[0].has_optional());  // nothing is written back: the note stays the source
+  // A/B that is not the row's batch states nothing about this row.
+  rows = parse_reference_csv(kHeader + row + "micro-batch derived = 8192/1024\n", "ref.csv");
+  CHECK_FALSE(rows[0].step_global_batch());
+  rows = parse_reference_csv(kHeader + row + "micro-batch derived = 8192/\n", "ref.csv");
+  CHECK_FALSE(rows[0].step_global_batch());
+  rows = parse_reference_csv(kHeader + row + "no accumulation stated\n", "ref.csv");
+  CHECK_FALSE(rows[0].step_global_batch());
+  // The column wins over the note.
+  const std::string head = kHeader.substr(0, kHeader.size() - 1) + ",global_batch\n";
+  rows = parse_reference_csv(head + row + "micro-batch derived = 8192/512,256\n", "ref.csv");
+  CHECK(rows[0].step_global_batch() == 256);
+}
