@@ -25,8 +25,17 @@ void apply_monitoring(const StepRequest& req, const OpGraph& g, StepReport& rep)
   const double step_s = rep.step_time_s;
 
   // Kernel-resident time: the device's step (compute, memory and collective kernels, each op's
-  // launch tail) plus on-device decoding (DALI); the host's waits are not.
-  const double kernel_s = d.device_s + device_decode_s(req, g);
+  // launch tail) plus on-device decoding (DALI); the host's waits are not. NCCL's all-reduce
+  // runs as kernels and counts; multi_gpu_model's exchange (gather_on_first: TensorFlow's
+  // Send/Recv copies of the towers' gradients to the first GPU and of the weights back) is
+  // DMA on the copy engines, no kernel, so nvidia-smi does not count it. The composer stalls
+  // the compute stream for the whole exchange, so it is all inside device_s.
+  double copy_s = 0;
+  if (fw.strategy == MultiDeviceStrategy::gather_on_first && pl.replicas > 1) {
+    auto c = d.busy_s.find(Resource::communication);
+    if (c != d.busy_s.end()) copy_s = std::min(c->second, d.device_s);
+  }
+  const double kernel_s = d.device_s - copy_s + device_decode_s(req, g);
   rep.extra["gpu_util_pct_smi"] = 100.0 * std::min(1.0, kernel_s / step_s);
   auto mem = rep.utilization.find(Resource::memory);
   rep.extra["gpu_mem_ctrl_util_pct"] = 100.0 * (mem == rep.utilization.end() ? 0.0 : mem->second);
