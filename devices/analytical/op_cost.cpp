@@ -39,6 +39,8 @@ OpCost OpCostModel::streaming(const OpGraph& g, int op, OpClass cls, double kern
   c.compute_s = (n.work.flops + r_.transcendental_flops * n.work.transcendentals) / r_.vector_flops_s;
   c.memory_s = memory_seconds(io_bytes(n));
   c.overhead_s = kernels * r_.op_overhead_s;
+  if (r_.cpu.vcpus > 0)
+    apply_cpu_threads(c, r_.cpu, eigen_cycles(r_.cpu, 0, n.work.flops + r_.transcendental_flops * n.work.transcendentals, io_bytes(n)));
   return c;
 }
 
@@ -70,7 +72,7 @@ OpCost OpCostModel::kernel_gemms(const OpGraph& g, const std::vector<GemmShape>&
 }
 
 OpCost OpCostModel::gemm(const OpGraph& g, int op, double flops, double items, double dmin, double n_out,
-                         bool tensor_ok, double kernels) const {
+                         bool tensor_ok, double kernels, bool per_step) const {
   const OpNode& n = g.op(op);
   OpCost c;
   c.cls = OpClass::gemm;
@@ -92,6 +94,7 @@ OpCost OpCostModel::gemm(const OpGraph& g, int op, double flops, double items, d
   c.compute_s = flops / (rate * std::max(fill * shape * quant, 1e-6));
   c.memory_s = memory_seconds(io_bytes(n));
   c.overhead_s = kernels * r_.op_overhead_s;
+  if (r_.cpu.vcpus > 0 && !per_step) apply_cpu_threads(c, r_.cpu, eigen_cycles(r_.cpu, flops, 0, io_bytes(n)));
   return c;
 }
 
@@ -304,9 +307,31 @@ OpCost OpCostModel::recurrent(const OpGraph& g, int op, int batch_input, double 
   const double batch = static_cast<double>(g.tensor(n.inputs[static_cast<size_t>(batch_input)]).desc.shape[0]);
   const double gates = 4.0 * static_cast<double>(a.hidden);
   const double dmin = std::min({batch, gates, static_cast<double>(a.input_size + a.hidden)});
-  OpCost c = gemm(g, op, n.work.flops, batch * gates, dmin, gates, a.hidden >= 8, 0);
+  OpCost c = gemm(g, op, n.work.flops, batch * gates, dmin, gates, a.hidden >= 8, 0, true);
   c.compute_s += r_.transcendental_flops * n.work.transcendentals / r_.vector_flops_s;
   c.overhead_s = r_.op_overhead_s + kernels_per_step * t * r_.recurrent_step_s;
+  if (r_.cpu.vcpus > 0) {
+    // CPU thread pool (cpu_threads.hpp). The input projection x.W of every timestep is one
+    // contraction hoisted out of the time loop (Keras' LSTM implementation 0, cuDNN), priced
+    // on the threads its work earns; inside the loop each timestep runs `gate_gemms`
+    // contractions h.U (the device's recurrent_gate_gemms: Keras 2.0 one per gate) and the
+    // cell math, each sized by Eigen on its own small work, and every step's kernels wake and
+    // join those threads.
+    const double rec_share = static_cast<double>(a.hidden) / static_cast<double>(std::max<int64_t>(1, a.input_size + a.hidden));
+    const double dots = std::max(1.0, r_.cpu.gate_gemms);
+    const double gemm_s = c.compute_s - r_.transcendental_flops * n.work.transcendentals / r_.vector_flops_s;
+    OpCost hoisted = c, step = c;
+    hoisted.overhead_s = step.overhead_s = 0;
+    hoisted.compute_s = gemm_s * (1.0 - rec_share);
+    apply_cpu_threads(hoisted, r_.cpu, eigen_cycles(r_.cpu, n.work.flops * (1.0 - rec_share), 0, io_bytes(n)));
+    step.compute_s = c.compute_s - gemm_s * (1.0 - rec_share);  // h.U and the cell math
+    const double cycles = eigen_cycles(r_.cpu, n.work.flops * rec_share / t / dots,
+                                       r_.transcendental_flops * n.work.transcendentals / t / dots, io_bytes(n) / t / dots);
+    const int threads = apply_cpu_threads(step, r_.cpu, cycles);
+    c.compute_s = hoisted.compute_s + step.compute_s;
+    c.overhead_s += hoisted.overhead_s;  // the hoisted contraction's own fork/join
+    c.overhead_s += kernels_per_step * t * r_.cpu.sync_per_thread_s * threads;
+  }
   c.cls = OpClass::recurrent;
   return c;
 }

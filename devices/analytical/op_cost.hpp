@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "devices/analytical/cpu_threads.hpp"
 #include "devices/analytical/gpu_kernel_model.hpp"
 #include "engine/op_visitor.hpp"
 
@@ -34,6 +35,9 @@ struct Rates {
   // tensor_flops_s / gemm_flops_s and its DRAM rate memory_bytes_s; the rest is set here.
   bool kernel_model = false;
   GpuKernelRates kernel;
+  // CPUs with a thread-pool model (thread_grain_cycles > 0): each op re-priced on the threads
+  // Eigen gives it (cpu_threads.hpp); cpu.vcpus == 0 otherwise.
+  CpuThreading cpu;
 };
 
 enum class OpClass { none, conv, gemm, recurrent, elementwise, normalization, update, communication };
@@ -67,8 +71,10 @@ class OpCostModel final : public OpVisitor<OpCost> {
   OpCost conv(const OpGraph& g, int op) const;
   // dmin: the smallest of the implicit GEMM's M, N, K (tile utilisation); n_out: the GEMM's
   // output-column count (channels), which is tiled in gemm_tile_n-wide blocks.
+  // CPUs with the thread-pool model: re-priced on the threads Eigen gives the op unless
+  // `per_step` (an LSTM prices its timesteps itself).
   OpCost gemm(const OpGraph& g, int op, double flops, double items, double dmin, double n_out, bool tensor_ok,
-              double kernels) const;
+              double kernels, bool per_step = false) const;
   OpCost streaming(const OpGraph& g, int op, OpClass cls, double kernels = 1) const;
   // Attention written out as batched GEMMs plus a softmax pass: `gemms` products of
   // [Tq, dh] x [dh, Tk] shape per head, `per_score` vector FLOPs per score, `kernels` launches.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "devices/analytical/cpu_threads.hpp"
+
 namespace xpusim::analytical {
 
 namespace {
@@ -26,9 +28,10 @@ const CpuIsa& isa_for(const DeviceSpec& d, CpuBuild build) {
 }  // namespace
 
 double cpu_effective_cores(const DeviceSpec& d, int vcpus) {
-  const double cores = std::max(1.0, static_cast<double>(vcpus) / d.vcpus_per_core);
-  const double socket_cores = std::max(1.0, static_cast<double>(d.vcpus_per_socket) / d.vcpus_per_core);
-  return std::min(cores, socket_cores) + d.numa_efficiency * std::max(0.0, cores - socket_cores);
+  const CpuThreading t = make_cpu_threading(d, vcpus, 1, 1);
+  const double cores = std::max(1.0, static_cast<double>(t.vcpus) / t.vcpus_per_core);
+  const double node_cores = std::max(1.0, t.node_vcpus / t.vcpus_per_core);
+  return std::min(cores, node_cores) + d.numa_efficiency * std::max(0.0, cores - node_cores);
 }
 
 double cpu_speedup(const DeviceSpec& d, int vcpus) {
@@ -76,8 +79,13 @@ Rates make_rates(const DeviceSpec& d, Precision p, CpuBuild build, int vcpus) {
     }
     return r;
   }
-  // Every op wakes and joins the thread pool: a cost that grows with the threads.
-  r.op_overhead_s += d.op_overhead_per_vcpu_us * 1e-6 * vcpus;
+  // Every op wakes and joins the thread pool: a cost that grows with the threads. With the
+  // thread-pool model (thread_grain_cycles > 0) each op pays it for the threads Eigen wakes
+  // for it (op_cost.cpp, cpu_threads.hpp); without, for the whole pool.
+  if (d.thread_grain_cycles > 0)
+    r.cpu = make_cpu_threading(d, vcpus, isa_for(d, build).simd_fp32_lanes, isa_for(d, build).flops_per_cycle());
+  else
+    r.op_overhead_s += d.op_overhead_per_vcpu_us * 1e-6 * vcpus;
   const double speedup = cpu_speedup(d, vcpus);
   const double core_flops = d.frequency_ghz * 1e9 * isa_for(d, build).flops_per_cycle();
   // Narrow SSE kernels keep their pipes busier than AVX2+FMA ones, which starve on operand
@@ -88,8 +96,9 @@ Rates make_rates(const DeviceSpec& d, Precision p, CpuBuild build, int vcpus) {
   // A VM gets its vCPUs' share of a socket's DRAM channels; second-socket traffic is worth
   // numa_efficiency (remote accesses over UPI).
   const double vps = static_cast<double>(d.vcpus_per_socket);
-  const double local = std::min(static_cast<double>(vcpus), vps) / vps;
-  const double remote = std::max(0.0, static_cast<double>(vcpus) - vps) / vps;
+  const double node = make_cpu_threading(d, vcpus, 1, 1).node_vcpus;
+  const double local = std::min(node, vps) / vps;
+  const double remote = std::max(0.0, static_cast<double>(vcpus) - node) / vps;
   r.memory_bytes_s = d.memory_bandwidth_gbps * 1e9 * d.memory_efficiency * (local + d.numa_efficiency * remote);
   // The cache is shared; its bandwidth scales with the cores that stream from it.
   r.llc_bytes = d.llc_mb * 1e6;
