@@ -11,6 +11,9 @@ namespace xpusim::tpu {
 
 struct LoweringOptions {
   bool real_data = false;   // the Input op waits for the host infeed queue
+  // 16-bit tensors live in HBM as fp32 (FrameworkSpec::tpu_fp32_storage): every HBM and ICI
+  // byte of them doubles; the MXU's rate is unchanged (it rounds fp32 inputs to bf16).
+  bool fp32_storage = false;
 };
 
 Program lower_step(const OpGraph& g, const TpuSpec& spec, const LoweringOptions& o);

@@ -96,6 +96,7 @@ class TpuEngine final : public Engine {
 
     LoweringOptions lo;
     lo.real_data = req.data == DataSource::real;
+    lo.fp32_storage = req.placement.framework && req.placement.framework->tpu_fp32_storage;
     Program prog = lower_step(g, spec, lo);
 
     SimConfig c;
