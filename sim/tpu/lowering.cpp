@@ -262,6 +262,12 @@ struct Group {
 
 }  // namespace
 
+int64_t stored_peak_bytes(const GraphTotals& t, Precision precision, bool fp32_storage) {
+  if (!fp32_storage || dtype_bytes(activation_dtype(precision)) != 2) return t.peak_bytes;
+  const int64_t persistent = t.weight_bytes + t.weight_grad_bytes + t.optimizer_state_bytes + t.low_precision_weight_bytes;
+  return 2 * (t.peak_bytes - persistent) + persistent - t.low_precision_weight_bytes;
+}
+
 Program lower_step(const OpGraph& g, const TpuSpec& s, const LoweringOptions& o) {
   Classifier cls;
   std::vector<int> order = g.schedule();

@@ -50,6 +50,19 @@ TEST_CASE("fp32 storage doubles the HBM bytes of 16-bit tensors only", "[tpu][st
   CHECK(tpu::lower_step(one_relu(DType::fp32), s, fp32).hbm_bytes == Approx(8192.0));
 }
 
+TEST_CASE("fp32 storage doubles the live tensors of the peak, not the persistent state", "[tpu][storage]") {
+  GraphTotals t;
+  t.weight_bytes = 100;               // fp32 master weights
+  t.weight_grad_bytes = 100;          // fp32 gradients
+  t.optimizer_state_bytes = 100;      // momentum
+  t.low_precision_weight_bytes = 50;  // the bf16 weight copy
+  t.peak_bytes = 1000 + 350;          // 1,000 B of live bf16 tensors on top of the 350 persistent
+  // bf16 stored as fp32: 2 x 1,000 + 350 - 50 (no 16-bit copy) = 2,300 B.
+  CHECK(tpu::stored_peak_bytes(t, Precision::bf16, true) == 2300);
+  CHECK(tpu::stored_peak_bytes(t, Precision::bf16, false) == 1350);
+  CHECK(tpu::stored_peak_bytes(t, Precision::fp32, true) == 1350);  // already 4 bytes
+}
+
 TEST_CASE("the Keras TF 1.13 TPU profile keeps tensors in fp32; the MXU time is unchanged", "[tpu][storage]") {
   const FrameworkSpec keras = load_framework_spec(config_dir() + "/frameworks/keras_tf1_13_tpu.yaml");
   CHECK(keras.tpu_fp32_storage);
@@ -68,4 +81,5 @@ TEST_CASE("the Keras TF 1.13 TPU profile keeps tensors in fp32; the MXU time is 
   CHECK(keras_r.extra.at("busy_s_mxu").get<double>() ==
         Approx(plain.extra.at("busy_s_mxu").get<double>()).epsilon(0.03));
   CHECK(keras_r.step_time_s > plain.step_time_s);
+  CHECK(keras_r.memory_bytes > plain.memory_bytes);
 }
