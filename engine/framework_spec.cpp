@@ -141,6 +141,10 @@ FrameworkSpec parse_framework_spec(const YAML::Node& root, const std::string& pa
                           "(Ampere and later): tf32 (NGC PyTorch, TensorFlow >= 2.4 and NVIDIA's TF 1.15 builds by "
                           "default) or fp32",
                           {"fp32", "tf32"}) == "tf32";
+  f.tpu_fp32_storage = r.text("tpu_tensor_storage", std::string("compute"),
+                              "dtype of the tensors in TPU HBM: compute (the run's precision, bf16 activations) or "
+                              "fp32 (an fp32 model whose bf16 exists only inside the MXU)",
+                              {"compute", "fp32"}) == "fp32";
   f.compute_efficiency_scale = r.number("compute_efficiency_scale", 1.0, "x",
                                         "CUDA-core/SIMD kernel efficiency relative to the calibration stack", positive);
   f.tensor_efficiency_scale = r.number("tensor_efficiency_scale", 1.0, "x",
@@ -296,7 +300,7 @@ bool FrameworkSpec::constants_neutral() const {
          op_overhead_scale == d.op_overhead_scale && memory_overhead_fraction == d.memory_overhead_fraction &&
          extra_weight_copies == d.extra_weight_copies &&
          memory_pool_reserve_fraction == d.memory_pool_reserve_fraction &&
-         allreduce_efficiency == d.allreduce_efficiency;
+         allreduce_efficiency == d.allreduce_efficiency && tpu_fp32_storage == d.tpu_fp32_storage;
 }
 
 std::string find_framework_file(const std::string& name, const std::string& engine, const std::string& version) {

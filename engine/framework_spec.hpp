@@ -86,6 +86,12 @@ struct FrameworkSpec {
   // (NGC PyTorch, TensorFlow >= 2.4, NVIDIA's TF 1.15 builds: on by default on Ampere+).
   bool fp32_as_tf32 = false;
 
+  // TPUs: the stack keeps the model's tensors in fp32 in HBM even when the MXU multiplies in
+  // bf16 (Keras 2.2 / TF 1.13 keras_to_tpu_model built fp32 models; the TPU rounds fp32 inputs
+  // to bf16 inside the MXU, cloud.google.com/tpu/docs/bfloat16). Every HBM byte of a 16-bit
+  // tensor then counts twice (sim/tpu/lowering.cpp).
+  bool tpu_fp32_storage = false;
+
   // Kernels relative to the calibration stack (1 = as calibrated).
   double compute_efficiency_scale = 1.0;  // CUDA-core / SIMD conv and GEMM kernels
   double tensor_efficiency_scale = 1.0;   // tensor-core kernels (layout, fused casts)

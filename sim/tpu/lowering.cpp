@@ -210,20 +210,27 @@ double layout_padding(const OpGraph& g, int t, int sublanes, int lanes) {
   return layout_padding(tt.desc, w, sublanes, lanes);
 }
 
+// Bytes of an element in HBM: the tensor's own dtype, or 4 where the stack keeps its 16-bit
+// tensors in fp32 and only the MXU multiplies in bf16 (LoweringOptions::fp32_storage).
+double stored_elem_bytes(DType t, bool fp32_storage) {
+  const int64_t b = dtype_bytes(t);
+  return fp32_storage && b == 2 ? 4.0 : static_cast<double>(b);
+}
+
 // Bytes of tensor t as read by op (weights in the op's compute type, as models/work.cpp
 // counts), with the layout padding above.
-double read_bytes(const OpGraph& g, const OpNode& op, int t, const TpuSpec& s) {
+double read_bytes(const OpGraph& g, const OpNode& op, int t, const TpuSpec& s, bool fp32_storage) {
   const Tensor& tt = g.tensor(t);
   if (tt.is_view) return 0;
   double pad = layout_padding(g, t, s.vector_sublanes, s.vector_lanes);
-  if (tt.role == TensorRole::weight && op.phase != Phase::update)
-    return static_cast<double>(tt.desc.numel() * dtype_bytes(op.compute_dtype)) * pad;
-  return static_cast<double>(tt.desc.bytes()) * pad;
+  const DType d = tt.role == TensorRole::weight && op.phase != Phase::update ? op.compute_dtype : tt.desc.dtype;
+  return static_cast<double>(tt.desc.numel()) * stored_elem_bytes(d, fp32_storage) * pad;
 }
 
-double padded_bytes(const OpGraph& g, int t, const TpuSpec& s) {
+double padded_bytes(const OpGraph& g, int t, const TpuSpec& s, bool fp32_storage) {
   const Tensor& tt = g.tensor(t);
-  return static_cast<double>(tt.desc.bytes()) * layout_padding(g, t, s.vector_sublanes, s.vector_lanes);
+  return static_cast<double>(tt.desc.numel()) * stored_elem_bytes(tt.desc.dtype, fp32_storage) *
+         layout_padding(g, t, s.vector_sublanes, s.vector_lanes);
 }
 
 // Vector work of an op runs on padded vregs too: scale by its largest tensor's padding.
@@ -254,6 +261,12 @@ struct Group {
 };
 
 }  // namespace
+
+int64_t stored_peak_bytes(const GraphTotals& t, Precision precision, bool fp32_storage) {
+  if (!fp32_storage || dtype_bytes(activation_dtype(precision)) != 2) return t.peak_bytes;
+  const int64_t persistent = t.weight_bytes + t.weight_grad_bytes + t.optimizer_state_bytes + t.low_precision_weight_bytes;
+  return 2 * (t.peak_bytes - persistent) + persistent - t.low_precision_weight_bytes;
+}
 
 Program lower_step(const OpGraph& g, const TpuSpec& s, const LoweringOptions& o) {
   Classifier cls;
@@ -329,7 +342,7 @@ Program lower_step(const OpGraph& g, const TpuSpec& s, const LoweringOptions& o)
         int p = g.tensor(st).producer;
         if (p >= 0 && member_set.count(p)) continue;
         if (reads.count(st)) continue;
-        double b = read_bytes(g, mo, t, s);
+        double b = read_bytes(g, mo, t, s, o.fp32_storage);
         reads[st] = b;
         if (is_weight_like(g.tensor(st).role)) weight_bytes += b; else act_read += b;
       }
@@ -341,7 +354,7 @@ Program lower_step(const OpGraph& g, const TpuSpec& s, const LoweringOptions& o)
           if (!member_set.count(c)) external = true;
         }
         if (external) {
-          write_bytes += padded_bytes(g, t, s);
+          write_bytes += padded_bytes(g, t, s, o.fp32_storage);
           written.push_back(t);
         }
       }

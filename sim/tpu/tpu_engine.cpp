@@ -85,7 +85,8 @@ class TpuEngine final : public Engine {
 
     // Memory: persistent state plus the peak of live tensors over the schedule (work.cpp).
     GraphTotals tot = graph_totals(g);
-    rep.memory_bytes = tot.peak_bytes + static_cast<int64_t>(spec.runtime_reserved_bytes);
+    const bool fp32_storage = req.placement.framework && req.placement.framework->tpu_fp32_storage;
+    rep.memory_bytes = stored_peak_bytes(tot, g.precision, fp32_storage) + static_cast<int64_t>(spec.runtime_reserved_bytes);
     rep.memory_capacity_bytes = spec.hbm_capacity_bytes;
     rep.fits_in_memory = rep.memory_bytes <= spec.hbm_capacity_bytes;
     rep.extra["memory_bytes_per_core"] = rep.memory_bytes;
@@ -96,6 +97,7 @@ class TpuEngine final : public Engine {
 
     LoweringOptions lo;
     lo.real_data = req.data == DataSource::real;
+    lo.fp32_storage = fp32_storage;
     Program prog = lower_step(g, spec, lo);
 
     SimConfig c;
