@@ -161,10 +161,41 @@ OpCost OpCostModel::conv(const OpGraph& g, int op) const {
     }
     const double speedup = winograd && !on_tensor ? r_.winograd_speedup : 1.0;
     OpCost c = kernel_gemms(g, {s}, tensor_ok, 1, speedup);
-    c.cls = OpClass::conv;
     // The multiplies the fast algorithm skips are not executed (achieved FLOP/s stays under
     // the peak: alexnet on a Titan RTX in fp32 reported 17.5 TFLOP/s on a 16.3 card).
     c.flops_saved = n.work.flops - n.work.flops / speedup;
+    // cuDNN autotuning (TensorFlow's TF_CUDNN_USE_AUTOTUNE and PyTorch's cudnn.benchmark) times
+    // every algorithm once and keeps the fastest. Where the tensor cores are slow next to the
+    // CUDA cores (GeForce Ampere's TF32 runs at its fp32 rate; GeForce fp16 with fp32
+    // accumulate at half its twin's), a 3x3 or 5x5 stride-1 convolution may run faster as
+    // Winograd/FFT on the CUDA cores than as a tensor-core implicit GEMM (issue 29).
+    if (winograd && on_tensor && r_.winograd_speedup > 1) {
+      OpCost w = kernel_gemms(g, {s}, false, 1, r_.winograd_speedup);
+      if (w.time_s() < c.time_s()) {
+        c = w;
+        c.flops_saved = n.work.flops - n.work.flops / r_.winograd_speedup;
+      }
+      // cuDNN's WINOGRAD_NONFUSED algorithm also runs on the tensor cores (cuDNN developer
+      // guide: tensor-op math for IMPLICIT_PRECOMP_GEMM and WINOGRAD_NONFUSED, forward and both
+      // gradients), 3x3 only. Its three kernels: an input transform writes the 6x6 tiles of
+      // F(4x4, 3x3) (36/16 = 2.25x the input), 36 batched GEMMs multiply them, an output
+      // transform reads the 2.25x-expanded products back. It pays that traffic, write and read,
+      // for both tensors; with many channels the saved multiplies outweigh it (VGG's and
+      // ResNet's 256-512-wide 3x3 layers), with few the implicit GEMM stays faster.
+      if (a.kernel_h == 3) {
+        OpCost t = kernel_gemms(g, {s}, true, 3, r_.winograd_speedup);
+        const double act = static_cast<double>(dtype_bytes(activation_dtype(g.precision)));
+        const double transform_bytes = 2.0 * 2.25 * (x_elems + dy_elems) * act;
+        const double transform_s = memory_seconds(transform_bytes);
+        t.compute_s += transform_s;
+        t.memory_s += transform_s;
+        if (t.time_s() < c.time_s()) {
+          c = t;
+          c.flops_saved = n.work.flops - n.work.flops / r_.winograd_speedup;
+        }
+      }
+    }
+    c.cls = OpClass::conv;
     return c;
   }
   if (winograd && !on_tensor) flops /= r_.winograd_speedup;

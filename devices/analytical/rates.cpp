@@ -22,6 +22,18 @@ double cuda_core_peak_tflops(const DeviceSpec& d, Precision p) {
   // fp16 storage runs packed half2 math on CUDA cores (P100: 2x fp32); tf32 is fp32 off tensor cores.
   return (p == Precision::mixed_fp16) ? d.fp16_tflops : d.fp32_tflops;
 }
+// The CUDA-core rate of a convolution or GEMM that misses the tensor cores on a kernel-model GPU.
+// Mixed precision stores fp16 but accumulates in fp32: TensorFlow asks cuDNN for its
+// PSEUDO_HALF configuration (fp16 data, CUDNN_DATA_FLOAT compute; TF_FP16_CONV_USE_FP32_COMPUTE
+// and TF_FP16_MATMUL_USE_FP32_COMPUTE default to true), PyTorch sets the convolution's math type
+// to float for half tensors, and cuBLAS's GemmEx runs CUBLAS_COMPUTE_32F. Those kernels convert
+// to fp32 and run at the fp32 FMA rate, not the packed half2 rate: the RGB first layer (3 input
+// channels, off the tensor cores) of AlexNet, ResNet and VGG costs 2x (GV100/TU10x) to 4x
+// (GA100) the half2 price. The roofline devices (Kepler-Volta) keep the half2 rate their
+// constants were fitted with (issue 29).
+double kernel_cuda_core_peak_tflops(const DeviceSpec& d, Precision p) {
+  return p == Precision::mixed_fp16 ? d.fp32_tflops : cuda_core_peak_tflops(d, p);
+}
 const CpuIsa& isa_for(const DeviceSpec& d, CpuBuild build) {
   return build == CpuBuild::compiled ? d.compiled_isa : d.pip_isa;
 }
@@ -57,7 +69,8 @@ Rates make_rates(const DeviceSpec& d, Precision p, CpuBuild build, int vcpus) {
   r.gemm_half_dim = d.gemm_half_dim;
   r.gemm_tile_n = d.gemm_tile_n;
   if (d.kind == DeviceKind::gpu) {
-    r.gemm_flops_s = cuda_core_peak_tflops(d, p) * 1e12 * d.compute_efficiency;
+    r.gemm_flops_s = (d.kernel_model() ? kernel_cuda_core_peak_tflops(d, p) : cuda_core_peak_tflops(d, p)) * 1e12 *
+                     d.compute_efficiency;
     r.tensor_flops_s = tensor_peak_tflops(d, p) * 1e12 * d.tensor_efficiency;
     // Elementwise kernels issue one FLOP per lane per cycle, half the FMA peak.
     r.vector_flops_s = 0.5 * d.fp32_tflops * 1e12;

@@ -12,7 +12,10 @@
 #include "devices/analytical/device_spec.hpp"
 #include "devices/analytical/gpu_arch_spec.hpp"
 #include "devices/analytical/gpu_kernel_model.hpp"
+#include "devices/analytical/op_cost.hpp"
 #include "devices/analytical/rates.hpp"
+#include "models/builder.hpp"
+#include "models/work.hpp"
 
 using namespace xpusim;
 using namespace xpusim::analytical;
@@ -94,6 +97,82 @@ TEST_CASE("Ampere: TF32 tensor cores against fp32 CUDA cores on a large GEMM", "
   CHECK(a.waves == 19);
   CHECK(b.waves == 19);
   CHECK(b.math_s / a.math_s == Approx((156.0 * d.arch.tensor_efficiency) / (19.5 * d.arch.cuda_efficiency)));
+}
+
+TEST_CASE("mixed precision off the tensor cores runs at the fp32 rate (fp16 data, fp32 compute)", "[kernel_model]") {
+  // cuDNN's PSEUDO_HALF configuration (TensorFlow's and PyTorch's default for half convolutions)
+  // and cuBLAS's CUBLAS_COMPUTE_32F convert to fp32: the A100's 3-channel first layer runs at
+  // 19.5 TFLOP/s x cuda_efficiency, not at the 78 TFLOP/s packed half2 peak.
+  const DeviceSpec a100 = load_device_spec("a100_sxm4_40gb");
+  REQUIRE(a100.kernel_model());
+  REQUIRE(a100.fp16_tflops == Approx(78));
+  const Rates mixed = make_rates(a100, Precision::mixed_fp16, CpuBuild::pip, 1);
+  CHECK(mixed.gemm_flops_s == Approx(19.5e12 * a100.arch.cuda_efficiency));
+  CHECK(mixed.tensor_flops_s == Approx(312e12 * a100.arch.tensor_efficiency));
+  // Turing (Quadro RTX 8000): 16.3 fp32, 32.6 half2: the fp32 rate.
+  const DeviceSpec q = load_device_spec("quadro_rtx_8000");
+  REQUIRE(q.kernel_model());
+  CHECK(make_rates(q, Precision::mixed_fp16, CpuBuild::pip, 1).gemm_flops_s == Approx(16.3e12 * q.arch.cuda_efficiency));
+  // The roofline devices keep the half2 rate their constants were fitted with (V100: 31.4).
+  const DeviceSpec v = load_device_spec("v100_sxm2_16gb");
+  REQUIRE_FALSE(v.kernel_model());
+  CHECK(make_rates(v, Precision::mixed_fp16, CpuBuild::pip, 1).gemm_flops_s == Approx(31.4e12 * v.compute_efficiency));
+}
+
+namespace {
+// One 3x3 stride-1 convolution (padding 1) of `ch` -> `ch` channels at hw x hw, batch 64, mixed
+// precision, priced on kernel-model rates: 100 TFLOP/s tensor cores, 10 TFLOP/s CUDA cores,
+// 1 TB/s memory, 10 us per kernel, Winograd saving 4x the multiplies.
+struct WinogradCase {
+  OpGraph g;
+  int op = -1;
+  Rates r;
+  WinogradCase(int64_t ch, int64_t hw) {
+    ModelBuilder b(g, 64, Precision::mixed_fp16);
+    b.conv(b.image_input(ch, hw, hw), static_cast<int>(ch), 3, 1, 1, false, "conv");
+    count_all_work(g);
+    op = g.num_ops() - 1;
+    r.kernel_model = true;
+    r.tensor_flops_s = 100e12;
+    r.gemm_flops_s = 10e12;
+    r.memory_bytes_s = 1e12;
+    r.op_overhead_s = 10e-6;
+    r.winograd_speedup = 4;
+    r.kernel.sm_count = 80;
+    r.kernel.smem_bytes_per_sm = 96 * 1024.0;
+    r.kernel.l2_bytes = 6e6;
+    r.kernel.l2_bytes_s = 1e18;
+  }
+};
+}  // namespace
+
+TEST_CASE("a 3x3 convolution takes tensor-core Winograd where its channels outweigh the transforms", "[kernel_model]") {
+  // 512 channels at 14x14: x and y hold 64 x 512 x 196 = 6,422,528 fp16 elements each. The
+  // transforms write and read 2.25x both: 2 x 2.25 x 12,845,056 x 2 B = 115,605,504 B,
+  // 115.6 us at 1 TB/s. The implicit GEMM (2 x 12,544 x 512 x 4,608 = 59.2 GFLOP) takes
+  // >= 592 us of math at 100 TFLOP/s; Winograd a quarter of the same tiles' math plus the
+  // transforms and two more kernels.
+  WinogradCase wide(512, 14);
+  Rates gemm_only = wide.r;
+  gemm_only.winograd_speedup = 1;
+  const OpCost implicit = OpCostModel(gemm_only).visit(wide.g, wide.op);
+  REQUIRE(implicit.math_s >= 2.0 * 12544 * 512 * 4608 / 100e12);
+  CHECK(implicit.flops_saved == 0);
+  const OpCost w = OpCostModel(wide.r).visit(wide.g, wide.op);
+  const double transform_s = 2.0 * 2.25 * 2.0 * 6422528 * 2 / 1e12;
+  CHECK(transform_s == Approx(115.605504e-6));
+  CHECK(w.math_s == Approx(implicit.math_s / 4));
+  CHECK(w.overhead_s == Approx(3 * 10e-6));
+  CHECK(w.time_s() == Approx(std::max(implicit.math_s / 4 + transform_s, w.memory_s) + 30e-6));
+  CHECK(w.time_s() < implicit.time_s());
+  CHECK(w.flops_saved == Approx(wide.g.op(wide.op).work.flops * 0.75));
+  // 64 channels at 56x56: the same 6.4M elements per tensor (same 115.6 us of transforms) but
+  // 8x fewer multiply-adds per element: 2 x 200,704 x 64 x 576 = 14.8 GFLOP, >= 148 us, whose
+  // quarter plus the transforms exceeds the implicit GEMM: it stays.
+  WinogradCase narrow(64, 56);
+  const OpCost n = OpCostModel(narrow.r).visit(narrow.g, narrow.op);
+  CHECK(n.flops_saved == 0);
+  CHECK(n.overhead_s == Approx(10e-6));
 }
 
 TEST_CASE("Hopper: fp8 tensor cores run twice the bf16 rate; architectures before Ada have none", "[kernel_model]") {
