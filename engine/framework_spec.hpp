@@ -86,6 +86,12 @@ struct FrameworkSpec {
   // (NGC PyTorch, TensorFlow >= 2.4, NVIDIA's TF 1.15 builds: on by default on Ampere+).
   bool fp32_as_tf32 = false;
 
+  // Activations stay NCHW (`conv_layout: nchw`; PyTorch before 1.5 has no channels-last
+  // format): cuDNN's tensor-core convolutions transpose them to NHWC and back, two more
+  // kernels per convolution (devices/analytical/conv_layout.hpp). false = no transposes
+  // modelled beyond what the calibration stack's constants hold.
+  bool nchw_activations = false;
+
   // Kernels relative to the calibration stack (1 = as calibrated).
   double compute_efficiency_scale = 1.0;  // CUDA-core / SIMD conv and GEMM kernels
   double tensor_efficiency_scale = 1.0;   // tensor-core kernels (layout, fused casts)
