@@ -47,6 +47,7 @@ const std::vector<FrameworkFieldScope>& framework_field_scopes() {
       {"device_decode_reference_ms", {"analytical"}},
       {"strategy", {"analytical"}},                  // the gradient exchange of the analytical composer
       {"gradient_exchange", {"analytical"}},
+      {"conv_layout", {"analytical"}},               // NCHW transposes around tensor-core convolutions
       {"allreduce_efficiency", {"analytical"}},
       {"compute_efficiency_scale", {"analytical"}},  // roofline kernel efficiencies
       {"tensor_efficiency_scale", {"analytical"}},
@@ -145,6 +146,12 @@ FrameworkSpec parse_framework_spec(const YAML::Node& root, const std::string& pa
                               "dtype of the tensors in TPU HBM: compute (the run's precision, bf16 activations) or "
                               "fp32 (an fp32 model whose bf16 exists only inside the MXU)",
                               {"compute", "fp32"}) == "fp32";
+  f.nchw_activations =
+      r.text("conv_layout", std::string("native"),
+             "activation layout around tensor-core convolutions: native (no transposes beyond the calibration "
+             "stack's: channels-last, or TensorFlow's own layout choice) or nchw (PyTorch < 1.5: cuDNN transposes "
+             "each tensor-core convolution's input and output to NHWC and back, two extra kernels)",
+             {"native", "nchw"}) == "nchw";
   f.compute_efficiency_scale = r.number("compute_efficiency_scale", 1.0, "x",
                                         "CUDA-core/SIMD kernel efficiency relative to the calibration stack", positive);
   f.tensor_efficiency_scale = r.number("tensor_efficiency_scale", 1.0, "x",
@@ -300,7 +307,8 @@ bool FrameworkSpec::constants_neutral() const {
          op_overhead_scale == d.op_overhead_scale && memory_overhead_fraction == d.memory_overhead_fraction &&
          extra_weight_copies == d.extra_weight_copies &&
          memory_pool_reserve_fraction == d.memory_pool_reserve_fraction &&
-         allreduce_efficiency == d.allreduce_efficiency && tpu_fp32_storage == d.tpu_fp32_storage;
+         allreduce_efficiency == d.allreduce_efficiency && tpu_fp32_storage == d.tpu_fp32_storage &&
+         nchw_activations == d.nchw_activations;
 }
 
 std::string find_framework_file(const std::string& name, const std::string& engine, const std::string& version) {

@@ -91,6 +91,11 @@ struct FrameworkSpec {
   // to bf16 inside the MXU, cloud.google.com/tpu/docs/bfloat16). Every HBM byte of a 16-bit
   // tensor then counts twice (sim/tpu/lowering.cpp).
   bool tpu_fp32_storage = false;
+  // Activations stay NCHW (`conv_layout: nchw`; PyTorch before 1.5 has no channels-last
+  // format): cuDNN's tensor-core convolutions transpose them to NHWC and back, two more
+  // kernels per convolution (devices/analytical/conv_layout.hpp). false = no transposes
+  // modelled beyond what the calibration stack's constants hold.
+  bool nchw_activations = false;
 
   // Kernels relative to the calibration stack (1 = as calibrated).
   double compute_efficiency_scale = 1.0;  // CUDA-core / SIMD conv and GEMM kernels
