@@ -56,6 +56,7 @@ const std::vector<FrameworkFieldScope>& framework_field_scopes() {
       {"kernel_compute_efficiency_scale", {"analytical"}},  // the GPU kernel model's efficiencies
       {"kernel_tensor_efficiency_scale", {"analytical"}},
       {"kernel_memory_efficiency_scale", {"analytical"}},
+      {"first_layer_input_channels_padded_to", {"analytical"}},  // the GPU kernel model's first layer
       {"memory_overhead_fraction", {"analytical"}},  // the analytical memory estimate
       {"extra_weight_copies", {"analytical"}},
       {"memory_pool_reserve_fraction", {"analytical"}},
@@ -174,6 +175,12 @@ FrameworkSpec parse_framework_spec(const YAML::Node& root, const std::string& pa
       r.number("kernel_memory_efficiency_scale", 1.0, "x",
                "kernel-model GPUs: bandwidth-bound efficiency relative to the architecture's constants",
                positive);
+  f.first_layer_input_channels_padded_to = static_cast<int>(r.integer(
+      "first_layer_input_channels_padded_to", 0, "channels",
+      "mixed precision on kernel-model GPUs: the input pipeline pads the image's channels to this count (DALI "
+      "crop_mirror_normalize pad_output: RGB to 4), so the first convolution runs on the tensor cores at the padded "
+      "count; 0 = unpadded (a 3-channel first layer misses the tensor cores)",
+      [](long long v) { return v == 0 || v == 4 || v == 8 ? "" : "must be 0, 4 or 8"; }));
   f.memory_overhead_fraction = r.number("memory_overhead_fraction", 0.0, "fraction",
                                         "allocator slack and framework copies over tensor memory", non_negative);
   f.extra_weight_copies = static_cast<int>(r.integer("extra_weight_copies", 0, "copies",

@@ -110,6 +110,10 @@ struct FrameworkSpec {
   double kernel_tensor_efficiency_scale = 0;
   double kernel_memory_efficiency_scale = 0;
   // The resulting efficiencies are capped at 1 (a device's peak).
+  // Mixed precision: the input pipeline pads the image's channels to this count (DALI
+  // crop_mirror_normalize pad_output: RGB -> 4 channels, the 4th zero), so the first
+  // convolution runs on the tensor cores at the padded channel count. 0 = unpadded.
+  int first_layer_input_channels_padded_to = 0;
 
   // Memory (per device).
   double memory_overhead_fraction = 0;  // allocator slack and framework copies, as a share of tensor memory

@@ -104,7 +104,16 @@ OpCost OpCostModel::conv(const OpGraph& g, int op) const {
   const OpAttrs& a = f.attrs;
   const Shape& xs = g.tensor(f.inputs[0]).desc.shape;
   const double items = static_cast<double>(g.tensor(f.outputs[0]).desc.numel());
-  const int64_t cin = xs.size() > 1 ? xs[1] / std::max(1, a.groups) : 1;
+  int64_t cin = xs.size() > 1 ? xs[1] / std::max(1, a.groups) : 1;
+  // The first layer of a stack whose input pipeline pads the image's channels (DALI
+  // pad_output: RGB + a zero channel, NHWC) convolves the padded tensor: cuDNN's NHWC fp16
+  // kernels take C = 4 on the tensor cores, and the FLOPs and bytes are the padded ones
+  // (kernel model only; the roofline devices' constants were fitted without it).
+  const int pad_to = r_.first_layer_channels_padded_to;
+  const int producer = g.tensor(f.inputs[0]).producer;
+  const bool padded_input = r_.kernel_model && pad_to > 0 && cin < pad_to && a.groups == 1 && producer >= 0 &&
+                            g.op(producer).kind == OpKind::Input;
+  if (padded_input) cin = pad_to;
   const Shape& ys = g.tensor(f.outputs[0]).desc.shape;
   // Implicit-GEMM view of the three convolutions (cuDNN): forward M = N*Ho*Wo, N = Cout,
   // K = Cin*kh*kw; backward-data swaps Cin and Cout; backward-filter reduces over N*Ho*Wo.
@@ -129,7 +138,7 @@ OpCost OpCostModel::conv(const OpGraph& g, int op) const {
   }
   // Tensor cores need channel counts that fill their 8-wide fragments (cuDNN pads or falls
   // back otherwise: the RGB first layer runs on CUDA cores).
-  const bool tensor_ok = cin >= 8;
+  const bool tensor_ok = cin >= 8 || padded_input;
   double flops = n.work.flops;
   // cuDNN's fast algorithms: Winograd for 3x3 and FFT tiling for 5x5, stride 1 only.
   const bool winograd = a.kernel_h == a.kernel_w && (a.kernel_h == 3 || a.kernel_h == 5) && a.stride_h == 1 &&

@@ -30,6 +30,9 @@ struct Rates {
   double gemm_half_dim = 0;    // GEMM dimension at which tiles run half full; 0 = no shape model
   double gemm_tile_n = 0;      // output-channel tile width (channels round up to it); 0 = no quantisation
   bool exchange_in_compute_precision = true;  // mixed precision: gradients all-reduced in 16 bits (framework)
+  // Kernel model: the first convolution's input channels as the stack's input pipeline pads
+  // them (mixed precision, framework first_layer_input_channels_padded_to); 0 = unpadded.
+  int first_layer_channels_padded_to = 0;
   // The GPU kernel model (docs/gpu_model.md): GEMMs, convolutions and attention priced from
   // tiles and waves instead of the fill/shape/quantisation factors above. Its math rates are
   // tensor_flops_s / gemm_flops_s and its DRAM rate memory_bytes_s; the rest is set here.

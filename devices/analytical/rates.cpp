@@ -145,6 +145,10 @@ Rates stack_rates(const DeviceSpec& d, Precision p, CpuBuild build, int vcpus, c
                                 pick(fw.kernel_memory_efficiency_scale, fw.memory_efficiency_scale));
   rates.op_overhead_s *= fw.op_overhead_scale;
   rates.exchange_in_compute_precision = fw.exchange_in_compute_precision;
+  // The padded input exists only where the stack's pipeline emits 16-bit data for the tensor
+  // cores (DeepLearningExamples' MXNet runner asks for 4 channels in float16 only).
+  const bool half = p == Precision::mixed_fp16 || p == Precision::mixed_bf16;
+  if (km && half) rates.first_layer_channels_padded_to = fw.first_layer_input_channels_padded_to;
   rates.recurrent_step_s *= fw.op_overhead_scale;
   return rates;
 }
