@@ -12,7 +12,7 @@ std::vector<analytical::OpExplain> explain_request(const PredictRequest& r) {
                                     "' runs on " + p.engine->name());
   const OpGraph g = build_graph(p.spec, p.options);
   return analytical::explain_ops(g, p.placement.device_as<analytical::DeviceSpec>(), *p.placement.framework,
-                                 p.placement.count);
+                                 p.placement.count, p.placement.build);
 }
 
 }  // namespace xpusim

@@ -6,8 +6,9 @@
 
 namespace xpusim::analytical {
 
-std::vector<OpExplain> explain_ops(const OpGraph& g, const DeviceSpec& d, const FrameworkSpec& fw, int count) {
-  const Rates rates = stack_rates(d, g.precision, d.default_build, count, fw);
+std::vector<OpExplain> explain_ops(const OpGraph& g, const DeviceSpec& d, const FrameworkSpec& fw, int count,
+                                   std::optional<CpuBuild> build) {
+  const Rates rates = stack_rates(d, g.precision, build.value_or(d.default_build), count, fw);
   OpCostModel model(rates);
   std::vector<OpExplain> out;
   for (int op : g.schedule()) {

@@ -2,6 +2,7 @@
 // split (math, memory, launch; tile, waves, wave/tile efficiency), so a user sees why a step
 // takes what it takes. Same rates as the engine (stack_rates), no timeline.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,9 @@ struct OpExplain {
 };
 
 // Every op of the graph that costs device time (communication excluded), in schedule order.
-std::vector<OpExplain> explain_ops(const OpGraph& g, const DeviceSpec& d, const FrameworkSpec& fw, int count);
+// `build` is the resolved CPU build (--build, or the framework name's -pip/-compiled suffix);
+// empty = the device's default, as the engine prices it.
+std::vector<OpExplain> explain_ops(const OpGraph& g, const DeviceSpec& d, const FrameworkSpec& fw, int count,
+                                   std::optional<CpuBuild> build = std::nullopt);
 
 }  // namespace xpusim::analytical

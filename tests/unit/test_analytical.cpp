@@ -12,6 +12,7 @@
 #include "devices/analytical/rates.hpp"
 #include "models/builder.hpp"
 #include "models/work.hpp"
+#include "predict/explain.hpp"
 #include "predict/predict.hpp"
 #include "tests/unit/predict_request.hpp"
 #include "validation/reference_csv.hpp"
@@ -214,6 +215,28 @@ TEST_CASE("CPU devices: vCPUs are not replicas; 32 and 64 vCPUs perform alike; c
   // The cloud-CPU study: the compiled build is 30-40% faster.
   CHECK(comp > 1.1 * pip);
   CHECK(comp < 2.0 * pip);
+}
+
+TEST_CASE("predict --explain prices a CPU in the build the request resolves to", "[analytical][cpu]") {
+  // The per-op prices must be those of the step they explain: the build asked for (--build), or
+  // the framework name's -pip/-compiled suffix, not always the device's default (the pip wheel).
+  auto conv_s = [](const PredictRequest& r) {
+    double s = 0;
+    for (const auto& e : explain_request(r))
+      if (e.kind == "conv2d") s += e.time_s;
+    return s;
+  };
+  PredictRequest r = fixtures::predict_request("gce_skylake_vcpu", 16, "cifar10_cnn", 32);
+  const double by_default = conv_s(r);
+  r.placement.build = CpuBuild::compiled;
+  const double compiled = conv_s(r);
+  r.placement.build = CpuBuild::pip;
+  CHECK(conv_s(r) == Approx(by_default));  // the device's default build is pip
+  // AVX2+FMA against SSE: the compiled build's convolutions are cheaper.
+  CHECK(compiled < 0.9 * by_default);
+  r.placement.build.reset();
+  r.placement.framework = "keras-tf1.2-compiled";
+  CHECK(conv_s(r) == Approx(compiled));
 }
 
 TEST_CASE("CPU thread scaling: Amdahl over first-socket cores plus discounted second-socket cores", "[analytical][cpu]") {
