@@ -36,6 +36,15 @@ double ArchSpec::flops_per_clk_sm(MathDtype m) const {
   return 0;
 }
 
+double ArchSpec::fp32_issue_share() const {
+  // Per clock the F FP32 lanes issue x FP and i*x INT instructions. A shared design has no
+  // other INT32 lane: x + i*x <= F (every lane busy) and i*x <= s*F (INT only on the shared
+  // ones), so x / F = min(1, 1 / (1 + i), s / i). A separate INT32 datapath leaves x = F.
+  const double s = fp32_lanes_shared_with_int32, i = int_per_fp_instruction;
+  if (s <= 0 || i <= 0) return 1.0;
+  return std::min({1.0, 1.0 / (1.0 + i), s / i});
+}
+
 std::string arch_path(const std::string& name) {
   return find_config_file("architectures", name, "architecture", "architecture");
 }
@@ -77,6 +86,14 @@ ArchSpec parse_arch(const YAML::Node& root, const std::string& path) {
   a.smem_bytes_per_sm = 1024.0 * r.number("smem_kb_per_sm", std::nullopt, "KiB", "shared memory per SM", positive);
   a.registers_per_sm = r.number("registers_per_sm", std::nullopt, "32-bit registers", "register file per SM", positive);
   a.l2_bytes_per_clk = r.number("l2_bytes_per_clk", std::nullopt, "B/clk", "L2 bandwidth of the chip per clock", positive);
+  a.fp32_lanes_shared_with_int32 =
+      r.number("fp32_lanes_shared_with_int32", 0.0, "fraction",
+               "share of the FP32 lanes that also execute INT32 (0 = a separate INT32 datapath)",
+               [](double v) { return v >= 0 && v <= 1 ? "" : "must be in [0, 1]"; });
+  a.int_per_fp_instruction =
+      r.number("int_per_fp_instruction", 0.36, "instructions",
+               "integer instructions per floating-point instruction of a kernel (Turing whitepaper: ~36 per 100)",
+               non_negative);
   a.kernel_model = r.flag("kernel_model", std::nullopt, "price GEMMs and convolutions with the tile/wave model");
   const std::optional<double> none;
   auto constant = [&](const std::string& key, double def, const std::string& u, const std::string& desc,

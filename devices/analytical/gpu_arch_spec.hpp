@@ -25,12 +25,21 @@ struct ArchSpec {
   double registers_per_sm = 0;
   double l2_bytes_per_clk = 0;           // whole chip
   bool kernel_model = false;             // priced by the tile/wave model (else the roofline)
+  // Share of the FP32 lanes that also execute INT32 (GA10x, Ada: one of two datapaths per SM
+  // partition); 0 = integer instructions have their own INT32 datapath (Volta, Turing, GA100,
+  // Hopper). With a shared datapath the address/index arithmetic of a kernel takes FP32 issue
+  // slots (docs/gpu_model.md, "FP32 lanes shared with INT32").
+  double fp32_lanes_shared_with_int32 = 0;
+  double int_per_fp_instruction = 0.36;  // integer per floating-point instruction (Turing whitepaper)
   // Efficiency constants (kernel_model only), shared by every device of the generation.
   double tensor_efficiency = 0.7, cuda_efficiency = 0.7, memory_efficiency = 0.8, launch_us = 8;
   std::vector<std::string> calibrate;
   std::string fitted_on;
 
   double flops_per_clk_sm(MathDtype m) const;
+  // Share of the FP32 FMA peak left to floating-point instructions once the integer ones have
+  // issued: 1 with a separate INT32 datapath, else min(1, 1 / (1 + i), s / i).
+  double fp32_issue_share() const;
   bool has(MathDtype m) const { return flops_per_clk_sm(m) > 0; }
 };
 

@@ -69,8 +69,11 @@ Rates make_rates(const DeviceSpec& d, Precision p, CpuBuild build, int vcpus) {
   r.gemm_half_dim = d.gemm_half_dim;
   r.gemm_tile_n = d.gemm_tile_n;
   if (d.kind == DeviceKind::gpu) {
-    r.gemm_flops_s = (d.kernel_model() ? kernel_cuda_core_peak_tflops(d, p) : cuda_core_peak_tflops(d, p)) * 1e12 *
-                     d.compute_efficiency;
+    // Kernel-model GPUs whose FP32 lanes also run the integer instructions lose their issue
+    // slots to them (GA10x, Ada); the roofline devices' fitted efficiency already holds it.
+    r.gemm_flops_s = (d.kernel_model() ? kernel_cuda_core_peak_tflops(d, p) * d.arch.fp32_issue_share()
+                                       : cuda_core_peak_tflops(d, p)) *
+                     1e12 * d.compute_efficiency;
     r.tensor_flops_s = tensor_peak_tflops(d, p) * 1e12 * d.tensor_efficiency;
     // Elementwise kernels issue one FLOP per lane per cycle, half the FMA peak.
     r.vector_flops_s = 0.5 * d.fp32_tflops * 1e12;
