@@ -1,6 +1,7 @@
 // Per-op prices for `predict --explain` (see explain.hpp).
 #include "devices/analytical/explain.hpp"
 
+#include "devices/analytical/conv_layout.hpp"
 #include "devices/analytical/op_cost.hpp"
 #include "devices/analytical/rates.hpp"
 
@@ -13,7 +14,9 @@ std::vector<OpExplain> explain_ops(const OpGraph& g, const DeviceSpec& d, const 
   std::vector<OpExplain> out;
   for (int op : g.schedule()) {
     const OpNode& n = g.op(op);
-    const OpCost c = model.visit(g, op);
+    OpCost c = model.visit(g, op);
+    // As the engine prices the step (engine.cpp price_ops): NCHW stacks pay layout transposes.
+    if (fw.nchw_activations) add_nchw_transposes(g, op, rates, model, c);
     if (c.cls == OpClass::none || c.cls == OpClass::communication) continue;
     OpExplain e;
     e.name = n.name;

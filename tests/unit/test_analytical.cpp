@@ -239,6 +239,19 @@ TEST_CASE("predict --explain prices a CPU in the build the request resolves to",
   CHECK(conv_s(r) == Approx(compiled));
 }
 
+TEST_CASE("predict --explain prices each op as the step does, NCHW transposes included", "[analytical]") {
+  // pytorch_ngc_2019 keeps activations NCHW (conv_layout: nchw): its tensor-core convolutions
+  // pay the layout transposes in the step, so the per-op prices must carry them too.
+  PredictRequest r = fixtures::predict_request("v100_sxm2_16gb", 1, "resnet50", 64, "mixed_fp16");
+  r.placement.framework = "pytorch_ngc_2019";
+  double explained = 0;
+  for (const auto& e : explain_request(r))
+    if (e.kind == "conv2d") explained += e.time_s;
+  const StepReport rep = predict(r);
+  REQUIRE(rep.per_op_s.count("conv2d") == 1);
+  CHECK(explained == Approx(rep.per_op_s.at("conv2d")).epsilon(1e-9));
+}
+
 TEST_CASE("CPU thread scaling: Amdahl over first-socket cores plus discounted second-socket cores", "[analytical][cpu]") {
   DeviceSpec d;
   d.kind = DeviceKind::cpu;
