@@ -5,11 +5,11 @@
 
 #include "common/error.hpp"
 #include "common/suggest.hpp"
-#include "devices/analytical/conv_layout.hpp"
 #include "devices/analytical/device_spec.hpp"
 #include "devices/analytical/memory.hpp"
 #include "devices/analytical/op_cost.hpp"
 #include "devices/analytical/rates.hpp"
+#include "devices/analytical/stack_op_cost.hpp"
 #include "devices/analytical/trace.hpp"
 #include "engine/platform_spec.hpp"
 #include "parallel/step_composer.hpp"
@@ -20,15 +20,14 @@ namespace {
 
 // Every op of the per-device step priced on one device, as the parallel layer's PricedOps
 // (indexed by op id) and as the roofline's OpCosts (for the report's time split).
-// nchw: the framework keeps activations NCHW (FrameworkSpec::nchw_activations): tensor-core
-// convolutions pay the layout transposes (conv_layout.hpp).
-std::vector<parallel::PricedOp> price_ops(const OpGraph& g, const Rates& rates, bool nchw, std::vector<OpCost>& costs) {
+// Each op costs what the stack pays for it (stack_op_cost.hpp, shared with `predict --explain`).
+std::vector<parallel::PricedOp> price_ops(const OpGraph& g, const Rates& rates, const FrameworkSpec& fw,
+                                          std::vector<OpCost>& costs) {
   std::vector<parallel::PricedOp> priced(static_cast<size_t>(g.num_ops()));
   costs.assign(static_cast<size_t>(g.num_ops()), OpCost{});
   OpCostModel model(rates);
   for (int op : g.schedule()) {
-    OpCost c = model.visit(g, op);
-    if (nchw) add_nchw_transposes(g, op, rates, model, c);
+    const OpCost c = stack_op_cost(g, op, rates, model, fw);
     costs[static_cast<size_t>(op)] = c;
     parallel::PricedOp& p = priced[static_cast<size_t>(op)];
     p.collective = c.cls == OpClass::communication;
@@ -48,7 +47,7 @@ std::vector<double> op_times_s(const OpGraph& g, const ResolvedPlacement& p) {
                                       " (supports: " + join_names(d.precisions) + ")");
   const Rates rates = stack_rates(d, g.precision, p.build.value_or(d.default_build), p.count, *p.framework);
   std::vector<OpCost> costs;
-  price_ops(g, rates, p.framework->nchw_activations, costs);
+  price_ops(g, rates, *p.framework, costs);
   std::vector<double> t(costs.size(), 0.0);
   for (size_t i = 0; i < costs.size(); ++i)
     if (costs[i].cls != OpClass::communication) t[i] = costs[i].time_s();
@@ -114,7 +113,7 @@ StepReport AnalyticalEngine::run_step(const StepRequest& req) {
   // The step over `replicas` devices: the parallel layer composes it from the per-op costs
   // priced here and the gradient exchange priced on the system's topology.
   std::vector<OpCost> costs;
-  const std::vector<parallel::PricedOp> priced = price_ops(g, rates, fw.nchw_activations, costs);
+  const std::vector<parallel::PricedOp> priced = price_ops(g, rates, fw, costs);
   // Parameter server: each device pulls the fp32 weights before its next forward pass. An
   // inference pass updates no weights, so there is nothing to pull (and, with no AllReduce
   // ops in its graph, nothing to exchange at all).

@@ -1,9 +1,9 @@
 // Per-op prices for `predict --explain` (see explain.hpp).
 #include "devices/analytical/explain.hpp"
 
-#include "devices/analytical/conv_layout.hpp"
 #include "devices/analytical/op_cost.hpp"
 #include "devices/analytical/rates.hpp"
+#include "devices/analytical/stack_op_cost.hpp"
 
 namespace xpusim::analytical {
 
@@ -14,9 +14,7 @@ std::vector<OpExplain> explain_ops(const OpGraph& g, const DeviceSpec& d, const 
   std::vector<OpExplain> out;
   for (int op : g.schedule()) {
     const OpNode& n = g.op(op);
-    OpCost c = model.visit(g, op);
-    // As the engine prices the step (engine.cpp price_ops): NCHW stacks pay layout transposes.
-    if (fw.nchw_activations) add_nchw_transposes(g, op, rates, model, c);
+    const OpCost c = stack_op_cost(g, op, rates, model, fw);  // as the engine prices the step
     if (c.cls == OpClass::none || c.cls == OpClass::communication) continue;
     OpExplain e;
     e.name = n.name;
