@@ -44,7 +44,7 @@ MxuTime conv_mxu(const OpGraph& g, const tpu::TpuSpec& s) {
   return t;
 }
 
-tpu::TpuSpec v2() { return tpu::load_tpu_spec(config_dir() + "/devices/tpu_v2.yaml"); }
+tpu::TpuSpec conv_test_v2() { return tpu::load_tpu_spec(config_dir() + "/devices/tpu_v2.yaml"); }
 
 }  // namespace
 
@@ -71,7 +71,7 @@ TEST_CASE("a convolution's taps fill the array's contraction rows in passes", "[
 
 TEST_CASE("a 160-channel 3x3 convolution at 16 per core holds its weights and pads 160 to 256",
           "[tpu][conv_mapping]") {
-  const tpu::TpuSpec s = v2();
+  const tpu::TpuSpec s = conv_test_v2();
   REQUIRE(s.mxu_rows == 128);
   REQUIRE(s.mxu_cols == 128);
   REQUIRE(s.mxu_count == 1);
@@ -93,7 +93,7 @@ TEST_CASE("a 160-channel 3x3 convolution at 16 per core holds its weights and pa
 
 TEST_CASE("from 128 per core the array may hold the activations and stream the features",
           "[tpu][conv_mapping]") {
-  const tpu::TpuSpec s = v2();
+  const tpu::TpuSpec s = conv_test_v2();
   // 128 per core: the 160 output features stream (160 rows >= 128, no loss) through tiles of
   // [128 positions x 128 input features]; the input features still pad 160 -> 256: 62.5 %.
   const MxuTime big = conv_mxu(one_conv(128, 160, 160, 3, 32), s);
