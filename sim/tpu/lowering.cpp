@@ -29,10 +29,13 @@ struct OpNeeds {
   // GEMM per batch element and head of attention): VMEM chunks split the repeats, each chunk
   // running whole GEMMs, instead of splitting every GEMM's rows (see chunking below).
   bool independent_repeats = false;
+  // Only the orientation with the weights held in the array (conv at a small batch; conv()).
+  bool weights_stationary = false;
 };
 
 class Classifier final : public OpVisitor<OpNeeds> {
  public:
+  explicit Classifier(int64_t array_rows) : rows_(array_rows) {}
   static OpNeeds of(Role r) { OpNeeds n; n.role = r; return n; }
   static int64_t numel(const OpGraph& g, int t) { return g.tensor(t).desc.numel(); }
 
@@ -88,29 +91,43 @@ class Classifier final : public OpVisitor<OpNeeds> {
   OpNeeds on_AllReduce(const OpGraph&, int) override { return of(Role::ici); }
 
  private:
-  // Convolution as an implicit GEMM (im2col without materialising it). which: 0 forward,
-  // 1 data gradient, 2 filter gradient.
-  static OpNeeds conv(const OpGraph& g, const OpNode& f, int which) {
+  // Convolution as GEMMs over the kernel's taps (mxu_timing.hpp, conv_tap_passes): no im2col
+  // is materialised, each pass contracts the input features of the taps it holds. which:
+  // 0 forward, 1 data gradient, 2 filter gradient.
+  OpNeeds conv(const OpGraph& g, const OpNode& f, int which) const {
     const Shape& xs = g.tensor(f.inputs[0]).desc.shape;
     const Shape& ys = g.tensor(f.outputs[0]).desc.shape;
     const OpAttrs& a = f.attrs;
     int64_t grp = std::max(1, a.groups);
     int64_t out_px = ys[0] * ys[2] * ys[3];
-    int64_t in_px = xs[0] * xs[2] * xs[3];
-    int64_t kc = xs[1] / grp * a.kernel_h * a.kernel_w;
+    int64_t cin = xs[1] / grp;
     int64_t co = ys[1] / grp;
+    int64_t taps = std::max<int64_t>(1, static_cast<int64_t>(a.kernel_h) * a.kernel_w);
     OpNeeds n = of(Role::mxu);
-    n.gemm_repeats = grp;
+    // Which operand the array holds (Cloud TPU performance guide, convolutions: "the total
+    // batch size should be a multiple of 64 (8 per TPU core), and feature dimension sizes a
+    // multiple of 128, or the total batch size a multiple of 1024 (128 per TPU core), and
+    // feature dimension sizes a multiple of 8"): below a per-core batch of R the weights are
+    // stationary, input and output features on the array's two sides and the batch and
+    // spatial positions streamed; from R up the array may hold the activations instead and
+    // stream the features. The filter gradient contracts over the positions either way.
+    n.weights_stationary = which != 2 && xs[0] < rows_;
     if (which == 0) {
-      n.gemm = {out_px, kc, co};
+      const TapPasses tp = conv_tap_passes(cin, taps, rows_);
+      n.gemm = {out_px, tp.rows, co};
+      n.gemm_repeats = grp * tp.passes;
     } else if (which == 1) {
-      // dX[in_px, cin] = dY (*) W^T: same MACs as forward, contraction co*kh*kw/stride^2.
-      int64_t cin = xs[1] / grp;
-      int64_t l = ceil_div(out_px * kc * co, in_px * cin);
-      n.gemm = {in_px, std::max<int64_t>(1, l), cin};
+      // dX = sum over taps of dY[out_px, co] x W_tap^T[co, cin], each tap's product added at
+      // its (strided) offset in dX: the forward's MACs, the taps' passes over co.
+      const TapPasses tp = conv_tap_passes(co, taps, rows_);
+      n.gemm = {out_px, tp.rows, cin};
+      n.gemm_repeats = grp * tp.passes;
     } else {
-      // dW[kc, co] = im2col(X)^T [kc, out_px] x dY [out_px, co]: contraction over pixels.
-      n.gemm = {kc, out_px, co};
+      // dW[cin x taps, co] = X^T [cin x taps, out_px] x dY [out_px, co]: contraction over the
+      // positions, one GEMM per pass of taps.
+      const TapPasses tp = conv_tap_passes(cin, taps, rows_);
+      n.gemm = {tp.rows, out_px, co};
+      n.gemm_repeats = grp * tp.passes;
       n.chunk_contraction = true;
     }
     return n;
@@ -139,6 +156,8 @@ class Classifier final : public OpVisitor<OpNeeds> {
     n.gemm_repeats = f.attrs.seq_len * passes;
     return n;
   }
+
+  int64_t rows_;  // the MXU's contraction rows (TpuSpec::mxu_rows)
 };
 
 bool is_weight_like(TensorRole r) { return r == TensorRole::weight || r == TensorRole::optimizer_state; }
@@ -269,7 +288,7 @@ int64_t stored_peak_bytes(const GraphTotals& t, Precision precision, bool fp32_s
 }
 
 Program lower_step(const OpGraph& g, const TpuSpec& s, const LoweringOptions& o) {
-  Classifier cls;
+  Classifier cls(s.mxu_rows);
   std::vector<int> order = g.schedule();
 
   // 1. Fusion (XLA's producer-consumer fusion): an element-wise op joins the fused op that
@@ -435,7 +454,9 @@ Program lower_step(const OpGraph& g, const TpuSpec& s, const LoweringOptions& o)
         cycles = best_gemm_cycles(c, s.mxu_rows, s.mxu_cols, s.mxu_count) * ceil_div(gr.needs.gemm_repeats, chunks);
       } else {
         if (gr.needs.chunk_contraction) c.l = ceil_div(c.l, chunks); else c.p = ceil_div(c.p, chunks);
-        cycles = best_gemm_cycles(c, s.mxu_rows, s.mxu_cols, s.mxu_count) * gr.needs.gemm_repeats;
+        cycles = (gr.needs.weights_stationary ? ws_gemm_cycles(c, s.mxu_rows, s.mxu_cols, s.mxu_count)
+                                              : best_gemm_cycles(c, s.mxu_rows, s.mxu_cols, s.mxu_count)) *
+                 gr.needs.gemm_repeats;
       }
       mxu_s_per_chunk = static_cast<double>(cycles) * cyc;
       // Partial sums of each further K tile are added on the vector unit (one op per output).

@@ -44,4 +44,24 @@ inline int64_t best_gemm_cycles(const GemmShape& g, int64_t rows, int64_t cols, 
   return a < b ? a : b;
 }
 
+// A K x K convolution on the MXU without im2col (XLA's TPU emitter reads the shifted windows
+// in place): the kernel's taps are contracted in passes over the array's R contraction rows,
+// each pass a GEMM whose contraction is the input features of the taps it holds, the passes
+// accumulated. A feature count of R or more gives every tap its own pass, padded to a multiple
+// of R (the Cloud TPU performance guide's rule for convolutions at a small per-core batch:
+// "feature dimension sizes should be a multiple of 128"); fewer features fold floor(R / F)
+// whole taps into one pass, so a 3-channel image or 64 features fill the rows as im2col would.
+struct TapPasses {
+  int64_t rows = 0;    // contraction (or feature) rows of one pass: features x taps in it
+  int64_t passes = 0;  // passes over the taps
+};
+
+inline TapPasses conv_tap_passes(int64_t features, int64_t taps, int64_t array_rows) {
+  if (features <= 0 || taps <= 0 || array_rows <= 0) return {0, 0};
+  if (features >= array_rows) return {features, taps};
+  int64_t per = array_rows / features;
+  if (per > taps) per = taps;
+  return {features * per, ceil_div(taps, per)};
+}
+
 }  // namespace xpusim::tpu
