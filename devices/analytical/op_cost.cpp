@@ -22,6 +22,8 @@ const char* op_class_name(OpClass c) {
 }
 
 namespace {
+// F(2x2, 3x3): 16 multiplies for the 2x2 outputs a direct 3x3 takes 36 for.
+constexpr double kWinogradFusedMax = 36.0 / 16.0;
 double io_bytes(const OpNode& n) { return static_cast<double>(n.work.bytes_read + n.work.bytes_written); }
 }  // namespace
 
@@ -98,6 +100,36 @@ OpCost OpCostModel::gemm(const OpGraph& g, int op, double flops, double items, d
   return c;
 }
 
+OpCost OpCostModel::cuda_core_winograd_3x3(const OpGraph& g, const GemmShape& s, bool fused_ok,
+                                            double act_elems) const {
+  const double flops = 2.0 * s.m * s.n * s.k * s.batch;
+  // WINOGRAD_NONFUSED, F(4x4, 3x3), three kernels in turn: an input transform reads x and
+  // writes its 6x6 tiles (36/16 = 2.25x the input); 36 batched GEMMs read those and write
+  // 2.25x-expanded products, with the multiplies divided by the device's fitted speed-up (4x in
+  // theory); an output transform reads the products and writes y. The transforms move
+  // 3.25 x (x + y) bytes at DRAM speed; the GEMMs take the longer of their math and their
+  // 2.25 x (x + y) bytes. Where channels are few, a pixel carries few multiply-adds per
+  // transformed byte and the traffic eats the saving (cnn10's 64-128 channels, issue 31).
+  OpCost best = kernel_gemms(g, {s}, false, 3, r_.winograd_speedup);
+  const double act = static_cast<double>(dtype_bytes(activation_dtype(g.precision)));
+  const double gemm_traffic_s = memory_seconds(2.25 * act_elems * act);
+  const double transform_s = memory_seconds(3.25 * act_elems * act);
+  best.compute_s = std::max(best.compute_s, gemm_traffic_s) + transform_s;
+  best.memory_s = std::max(best.memory_s, gemm_traffic_s) + transform_s;
+  best.flops_saved = flops - flops / r_.winograd_speedup;
+  // WINOGRAD (fused), F(2x2, 3x3): the transforms stay in shared memory, one kernel, no extra
+  // traffic, but at most 36/16 = 2.25x fewer multiplies (Lavin & Gray, CVPR 2016). cuDNN has it
+  // for the forward pass and the data gradient only (cudnnConvolutionBwdFilterAlgo_t's
+  // WINOGRAD is "not implemented"; the weight gradient has WINOGRAD_NONFUSED alone).
+  if (fused_ok) {
+    const double fused = std::min(r_.winograd_speedup, kWinogradFusedMax);
+    OpCost f = kernel_gemms(g, {s}, false, 1, fused);
+    f.flops_saved = flops - flops / fused;
+    if (f.time_s() < best.time_s()) best = f;
+  }
+  return best;
+}
+
 OpCost OpCostModel::conv(const OpGraph& g, int op) const {
   const OpNode& n = g.op(op);
   const OpNode& f = n.forward_op >= 0 ? g.op(n.forward_op) : n;  // backward ops share the forward geometry
@@ -168,22 +200,29 @@ OpCost OpCostModel::conv(const OpGraph& g, int op) const {
       s.m = m_px, s.n = cout, s.k = static_cast<double>(cin) * kk;
       s.a_unique = std::min(1.0, x_elems / (s.m * s.k));
     }
-    const double speedup = winograd && !on_tensor ? r_.winograd_speedup : 1.0;
+    // 5x5 (FFT tiling) keeps the one-factor pricing; a 3x3 off the tensor cores is priced per
+    // cuDNN algorithm below (cuda_core_winograd_3x3) and autotuning keeps the fastest.
+    const bool fft5 = winograd && a.kernel_h == 5;
+    const double speedup = fft5 && !on_tensor ? r_.winograd_speedup : 1.0;
     OpCost c = kernel_gemms(g, {s}, tensor_ok, 1, speedup);
     // The multiplies the fast algorithm skips are not executed (achieved FLOP/s stays under
     // the peak: alexnet on a Titan RTX in fp32 reported 17.5 TFLOP/s on a 16.3 card).
     c.flops_saved = n.work.flops - n.work.flops / speedup;
+    const bool wino3 = winograd && a.kernel_h == 3 && r_.winograd_speedup > 1;
+    if (wino3 && !on_tensor) {
+      OpCost w = cuda_core_winograd_3x3(g, s, n.kind != OpKind::Conv2DBackwardFilter, x_elems + dy_elems);
+      if (w.time_s() < c.time_s()) c = w;
+    }
     // cuDNN autotuning (TensorFlow's TF_CUDNN_USE_AUTOTUNE and PyTorch's cudnn.benchmark) times
     // every algorithm once and keeps the fastest. Where the tensor cores are slow next to the
     // CUDA cores (GeForce Ampere's TF32 runs at its fp32 rate; GeForce fp16 with fp32
     // accumulate at half its twin's), a 3x3 or 5x5 stride-1 convolution may run faster as
     // Winograd/FFT on the CUDA cores than as a tensor-core implicit GEMM (issue 29).
     if (winograd && on_tensor && r_.winograd_speedup > 1) {
-      OpCost w = kernel_gemms(g, {s}, false, 1, r_.winograd_speedup);
-      if (w.time_s() < c.time_s()) {
-        c = w;
-        c.flops_saved = n.work.flops - n.work.flops / r_.winograd_speedup;
-      }
+      OpCost w = wino3 ? cuda_core_winograd_3x3(g, s, n.kind != OpKind::Conv2DBackwardFilter, x_elems + dy_elems)
+                       : kernel_gemms(g, {s}, false, 1, r_.winograd_speedup);
+      if (!wino3) w.flops_saved = n.work.flops - n.work.flops / r_.winograd_speedup;
+      if (w.time_s() < c.time_s()) c = w;
       // cuDNN's WINOGRAD_NONFUSED algorithm also runs on the tensor cores (cuDNN developer
       // guide: tensor-op math for IMPLICIT_PRECOMP_GEMM and WINOGRAD_NONFUSED, forward and both
       // gradients), 3x3 only. Its three kernels: an input transform writes the 6x6 tiles of

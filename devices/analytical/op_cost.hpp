@@ -86,6 +86,10 @@ class OpCostModel final : public OpVisitor<OpCost> {
   // and the precision has them; `math_scale` divides the math time (Winograd off tensor cores).
   OpCost kernel_gemms(const OpGraph& g, const std::vector<GemmShape>& gemms, bool tensor_ok, double kernels,
                       double math_scale = 1.0) const;
+  // A 3x3 stride-1 convolution off the tensor cores as cuDNN's Winograd algorithms would run it
+  // (the faster of WINOGRAD_NONFUSED with its transform traffic and, where `fused_ok`, the
+  // fused F(2x2, 3x3) kernel); `act_elems` = the input's plus the output's elements.
+  OpCost cuda_core_winograd_3x3(const OpGraph& g, const GemmShape& s, bool fused_ok, double act_elems) const;
   // LSTM forward/backward: the batch is dim 0 of inputs[batch_input]; kernels per timestep.
   OpCost recurrent(const OpGraph& g, int op, int batch_input, double kernels_per_step) const;  // from DRAM, or from the LLC when they fit
   Rates r_;
