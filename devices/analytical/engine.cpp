@@ -6,6 +6,7 @@
 #include "common/error.hpp"
 #include "common/suggest.hpp"
 #include "devices/analytical/conv_layout.hpp"
+#include "devices/analytical/conv_workspace.hpp"
 #include "devices/analytical/device_spec.hpp"
 #include "devices/analytical/memory.hpp"
 #include "devices/analytical/op_cost.hpp"
@@ -29,6 +30,7 @@ std::vector<parallel::PricedOp> price_ops(const OpGraph& g, const Rates& rates, 
   for (int op : g.schedule()) {
     OpCost c = model.visit(g, op);
     if (nchw) add_nchw_transposes(g, op, rates, model, c);
+    apply_conv_workspace_cap(g, op, rates, c);
     costs[static_cast<size_t>(op)] = c;
     parallel::PricedOp& p = priced[static_cast<size_t>(op)];
     p.collective = c.cls == OpClass::communication;
