@@ -2,6 +2,7 @@
 #include "devices/analytical/explain.hpp"
 
 #include "devices/analytical/conv_layout.hpp"
+#include "devices/analytical/conv_workspace.hpp"
 #include "devices/analytical/op_cost.hpp"
 #include "devices/analytical/rates.hpp"
 
@@ -17,6 +18,7 @@ std::vector<OpExplain> explain_ops(const OpGraph& g, const DeviceSpec& d, const 
     OpCost c = model.visit(g, op);
     // As the engine prices the step (engine.cpp price_ops): NCHW stacks pay layout transposes.
     if (fw.nchw_activations) add_nchw_transposes(g, op, rates, model, c);
+    apply_conv_workspace_cap(g, op, rates, c);  // the stack's cuDNN workspace cap (conv_workspace.hpp)
     if (c.cls == OpClass::none || c.cls == OpClass::communication) continue;
     OpExplain e;
     e.name = n.name;
