@@ -64,6 +64,8 @@ const std::vector<FrameworkFieldScope>& framework_field_scopes() {
       {"dropout", {"analytical"}},
       {"tp_comm_overlap", {"analytical"}},
       {"allocator_reserved_fraction", {"analytical"}},  // GPU memory as nvidia-smi shows it
+      {"conv_workspace_limit_mb", {"analytical"}},      // cuDNN algorithm choice under a workspace cap
+      {"conv_capped_efficiency", {"analytical"}},
   };
   return scopes;
 }
@@ -207,6 +209,16 @@ FrameworkSpec parse_framework_spec(const YAML::Node& root, const std::string& pa
       "GPU memory the allocator takes at start-up as a share of the device's (TF 1.x BFC without allow_growth: "
       "nearly all); 0 = what the tensors need (a caching allocator or allow_growth)",
       [](double v) { return v >= 0 && v <= 1 ? "" : "is a fraction in [0, 1]"; });
+  f.conv_workspace_limit_mb = r.number(
+      "conv_workspace_limit_mb", 0.0, "MB",
+      "kernel-model GPUs: the most scratch memory the stack lets cuDNN's algorithm search use per convolution "
+      "(MXNet 1.x Convolution's `workspace`, 1024 by default); a 3x3/5x5 stride-1 convolution whose fast "
+      "algorithm needs more runs at conv_capped_efficiency; 0 = the calibration stack's choice",
+      non_negative);
+  f.conv_capped_efficiency = r.number(
+      "conv_capped_efficiency", 1.0, "x",
+      "speed of the best convolution algorithm within conv_workspace_limit_mb relative to the unconstrained choice",
+      [](double v) { return v > 0 && v <= 1 ? "" : "must be in (0, 1]"; });
   r.child("calibrate", "fittable constants (numeric top-level keys) for calibrating a framework profile");
   f.source = r.text("source", std::string(""), "where the constants come from / what they were fitted on");
   r.finish();
@@ -315,7 +327,7 @@ bool FrameworkSpec::constants_neutral() const {
          extra_weight_copies == d.extra_weight_copies &&
          memory_pool_reserve_fraction == d.memory_pool_reserve_fraction &&
          allreduce_efficiency == d.allreduce_efficiency && tpu_fp32_storage == d.tpu_fp32_storage &&
-         nchw_activations == d.nchw_activations;
+         nchw_activations == d.nchw_activations && conv_workspace_limit_mb == d.conv_workspace_limit_mb;
 }
 
 std::string find_framework_file(const std::string& name, const std::string& engine, const std::string& version) {

@@ -132,6 +132,16 @@ struct FrameworkSpec {
   // (PyTorch's caching allocator, allow_growth). Reported only (gpu_mem_used_bytes); the
   // fits-in-memory check keeps using the footprint.
   double allocator_reserved_fraction = 0;
+  // cuDNN algorithm choice under the stack's workspace cap (kernel-model GPUs): MXNet 1.x's
+  // Convolution takes `workspace` (1024 MB by default) as the most scratch its autotuner
+  // (MXNET_CUDNN_AUTOTUNE_DEFAULT=1, "limited_workspace") may give an algorithm. A 3x3 or 5x5
+  // stride-1 convolution whose fast algorithm (Winograd / FFT tiling: transformed input and
+  // output tiles, devices/analytical/conv_workspace.hpp) needs more falls back to an implicit
+  // GEMM that runs at conv_capped_efficiency of the unconstrained choice. 0 = the calibration
+  // stack's choice (TensorFlow's autotuner, TF_CUDNN_WORKSPACE_LIMIT_IN_MB 4096, is inside the
+  // architecture constants).
+  double conv_workspace_limit_mb = 0;
+  double conv_capped_efficiency = 1.0;
 
   bool neutral() const { return name == "default"; }
   // A named profile whose every constant is at its neutral value (tf_cnn_benchmarks,

@@ -41,6 +41,10 @@ struct Rates {
   // CPUs with a thread-pool model (thread_grain_cycles > 0): each op re-priced on the threads
   // Eigen gives it (cpu_threads.hpp); cpu.vcpus == 0 otherwise.
   CpuThreading cpu;
+  // Kernel model: the framework's cuDNN workspace cap (FrameworkSpec::conv_workspace_limit_mb,
+  // in bytes; 0 = none) and the speed of a capped convolution (conv_workspace.hpp).
+  double conv_workspace_limit_bytes = 0;
+  double conv_capped_efficiency = 1.0;
 };
 
 enum class OpClass { none, conv, gemm, recurrent, elementwise, normalization, update, communication };

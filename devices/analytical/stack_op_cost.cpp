@@ -2,12 +2,14 @@
 #include "devices/analytical/stack_op_cost.hpp"
 
 #include "devices/analytical/conv_layout.hpp"
+#include "devices/analytical/conv_workspace.hpp"
 
 namespace xpusim::analytical {
 
 OpCost stack_op_cost(const OpGraph& g, int op, const Rates& rates, OpCostModel& model, const FrameworkSpec& fw) {
   OpCost c = model.visit(g, op);
   if (fw.nchw_activations) add_nchw_transposes(g, op, rates, model, c);
+  apply_conv_workspace_cap(g, op, rates, c);  // the stack's cuDNN workspace cap (rates carry it)
   return c;
 }
 

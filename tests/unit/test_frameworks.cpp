@@ -299,14 +299,18 @@ TEST_CASE("framework memory: MXNet 1.x's pool reserve holds 5% of a Titan RTX, s
 
 TEST_CASE("PyTorch 1.x: eager dispatch shows as host CPU and hides under a longer device step", "[frameworks]") {
   // NCF at batch 256: 10 us per op of the training graph is under a millisecond, shorter than
-  // the step's device time and per-step overhead, so the step is TF 1.x's; the host thread is
-  // busy for it (cpu_util_pct). TF 1.x's graph executor reports no dispatch.
+  // the step's device time and per-step overhead, so the step is the device's: TF 1.x's but for
+  // PyTorch 1.x's slower fp32 kernels on Turing (x0.800: ~0.07 ms of a 7.9 ms step, under 1 %);
+  // the host thread is busy for it (cpu_util_pct). TF 1.x's graph executor reports no dispatch.
   StepReport pt = run("titan_rtx", 1, "ncf", 256, "pytorch-1.x", "fp32", DataSource::synthetic, "desktop");
   StepReport tf = run("titan_rtx", 1, "ncf", 256, "tensorflow-1.x", "fp32", DataSource::synthetic, "desktop");
   const double dispatch = pt.extra.at("host_dispatch_s").get<double>();
   CHECK(dispatch > 0);
   CHECK(dispatch < tf.step_time_s);
-  CHECK(pt.step_time_s == tf.step_time_s);
+  CHECK(dispatch < pt.step_time_s);
+  CHECK(pt.step_time_s >= tf.step_time_s);
+  CHECK(pt.step_time_s < 1.01 * tf.step_time_s);
+  CHECK(pt.bottleneck == tf.bottleneck);
   CHECK(pt.extra.at("cpu_util_pct").get<double>() > tf.extra.at("cpu_util_pct").get<double>());
   CHECK(tf.extra.find("host_dispatch_s") == tf.extra.end());
 }
