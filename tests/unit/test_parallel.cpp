@@ -148,7 +148,7 @@ TEST_CASE("collective efficiency: the stack's, else the fabric's, else the devic
   CHECK(collective_efficiency(0, 0, 0.152) == 0.152);
 }
 
-TEST_CASE("server_pcie prices NCCL 2.x rings at its fabric efficiency; staged cards share the host", "[parallel][topology]") {
+TEST_CASE("server_pcie prices NCCL 2.x rings at its fabric efficiency, staged cards share the host", "[parallel][topology]") {
   const SystemSpec s = find_system("server_pcie");
   REQUIRE(s.intra_host.allreduce_efficiency == 0.28);
   REQUIRE(s.host.staging_gbps == 15);
@@ -167,7 +167,7 @@ TEST_CASE("server_pcie prices NCCL 2.x rings at its fabric efficiency; staged ca
   CHECK(find_system("dgx1_nvlink").intra_host.allreduce_efficiency == 0);
 }
 
-TEST_CASE("a system's allreduce_efficiency outside [0, 1] is one error naming the key", "[parallel][topology]") {
+TEST_CASE("a system's allreduce_efficiency above 1 is one error naming the key", "[parallel][topology]") {
   const std::string path = (std::filesystem::temp_directory_path() / "xpusim_test_bad_fabric.yaml").string();
   {
     std::ofstream f(path);
