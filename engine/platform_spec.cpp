@@ -26,6 +26,11 @@ LinkSpec read_link(const YAML::Node& n, const std::string& file, const std::stri
     if (topology == topology_name(t)) l.topology = t;
   l.bandwidth_gbps = r.number("bandwidth_gbps", 0.0, "GB/s", "per-device bandwidth for collectives, one direction", non_negative);
   l.latency_us = r.number("latency_us", 0.0, "us", "latency per hop", non_negative);
+  l.allreduce_efficiency = r.number(
+      "allreduce_efficiency", 0.0, "fraction",
+      "share of bandwidth_gbps a gradient all-reduce reaches on this fabric (the collective library of the "
+      "system's era); 0 = the device's allreduce_efficiency",
+      [](double v) { return v >= 0 && v <= 1 ? "" : "must be in [0, 1]"; });
   r.finish();
   return l;
 }

@@ -19,6 +19,11 @@ struct LinkSpec {
   Topology topology = Topology::none;
   double bandwidth_gbps = 0;     // GB/s per direction available to one device for collectives
   double latency_us = 0;         // per message hop
+  // Share of bandwidth_gbps a gradient all-reduce reaches on this fabric with the collective
+  // library of the system's era (NCCL 2.x over a PCIe tree); 0 = the device's
+  // allreduce_efficiency (fitted on the 2017 stacks, NCCL 1.x). A framework profile's
+  // allreduce_efficiency still replaces both (issue 29).
+  double allreduce_efficiency = 0;
 };
 
 struct HostSpec {

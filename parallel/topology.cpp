@@ -35,6 +35,11 @@ double intra_node_gbps(Topology topology, double system_gbps, int local_devices,
   return system_gbps;
 }
 
+double collective_efficiency(double framework, double fabric, double device) {
+  if (framework > 0) return framework;
+  return fabric > 0 ? fabric : device;
+}
+
 ClusterTopology make_cluster_topology(const SystemSpec& sys, int devices, const DevicePorts& ports,
                                       double link_efficiency) {
   ClusterTopology t;

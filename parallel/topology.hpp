@@ -47,6 +47,12 @@ struct DevicePorts {
 double intra_node_gbps(Topology topology, double system_gbps, int local_devices, const DevicePorts& ports,
                        double staging_gbps = 0);
 
+// The share of the link a gradient collective reaches, from the most specific source that sets
+// one: the stack (a framework profile's allreduce_efficiency: its collective library), then the
+// fabric (the system's intra_host.allreduce_efficiency: what the era's library reaches over
+// that fabric), then the device (fitted on the 2017 stacks, NCCL 1.x on the DGX-1). 0 = not set.
+double collective_efficiency(double framework, double fabric, double device);
+
 // The topology of `devices` devices of the system, each link's rate scaled by
 // `link_efficiency` (the device's achieved share of the link for collectives). A rate of 0 in
 // the YAML (no such link) is floored at 1 MB/s so a time stays finite.

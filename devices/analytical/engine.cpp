@@ -141,7 +141,9 @@ StepReport AnalyticalEngine::run_step(const StepRequest& req) {
   const parallel::StepComposer composer(
       plan,
       parallel::make_cluster_topology(sys, replicas, parallel::DevicePorts{d.pcie_gbps, d.nvlink_gbps, d.pcie_p2p},
-                                      fw.allreduce_efficiency > 0 ? fw.allreduce_efficiency : d.allreduce_efficiency),
+                                      parallel::collective_efficiency(fw.allreduce_efficiency,
+                                                                      sys.intra_host.allreduce_efficiency,
+                                                                      d.allreduce_efficiency)),
       co);
   const parallel::ComposedStep step = composer.compose(g, priced);
   if (!req.trace_path.empty())

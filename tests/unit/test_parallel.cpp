@@ -2,6 +2,9 @@
 // plan's checks and the data-parallel step composer, with hand-derived numbers.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
+
 #include "common/config_paths.hpp"
 #include "common/error.hpp"
 #include "models/zoo.hpp"
@@ -62,8 +65,8 @@ TEST_CASE("cluster topology from a system: the link is the system's, capped by t
           "[parallel][topology]") {
   SystemSpec s;
   s.devices_per_host = 8;
-  s.intra_host = LinkSpec{Topology::pcie_tree, 50, 2};
-  s.inter_host = LinkSpec{Topology::ethernet, 0, 10};
+  s.intra_host = LinkSpec{Topology::pcie_tree, 50, 2, 0};
+  s.inter_host = LinkSpec{Topology::ethernet, 0, 10, 0};
   ClusterTopology t = make_cluster_topology(s, 16, DevicePorts{24, 0}, 0.5);
   CHECK(t.devices == 16);
   CHECK(t.nodes() == 2);
@@ -135,4 +138,42 @@ TEST_CASE("step composer: compute stream, overlapped and gathered gradient excha
   tp.tp = 2;
   CHECK_THROWS_AS(StepComposer(tp, topo, o), FieldError);
   CHECK_THROWS_AS(StepComposer(ParallelPlan::data_parallel(4), topo, o), InternalError);
+}
+
+TEST_CASE("collective efficiency: the stack's, else the fabric's, else the device's", "[parallel][topology]") {
+  // Issue 29: a profile stating its collective library wins; a system stating what the era's
+  // library reaches over its fabric comes next; the device's (the P100's NCCL 1.x fit) is last.
+  CHECK(collective_efficiency(0.5, 0.28, 0.152) == 0.5);
+  CHECK(collective_efficiency(0, 0.28, 0.152) == 0.28);
+  CHECK(collective_efficiency(0, 0, 0.152) == 0.152);
+}
+
+TEST_CASE("server_pcie prices NCCL 2.x rings at its fabric efficiency, staged cards share the host", "[parallel][topology]") {
+  const SystemSpec s = find_system("server_pcie");
+  REQUIRE(s.intra_host.allreduce_efficiency == 0.28);
+  REQUIRE(s.host.staging_gbps == 15);
+  const double e = collective_efficiency(0, s.intra_host.allreduce_efficiency, 0.152);
+  // 8 Gen3 cards with peer-to-peer (Quadro RTX 8000): the card's 12 GB/s port x 0.28 = 3.36 GB/s.
+  CHECK(make_cluster_topology(s, 8, DevicePorts{12, 50, true}, e).intra.bytes_s == Approx(3.36e9));
+  // 8 RTX 3090 (no peer-to-peer): min(24, 15 / 8) = 1.875 GB/s x 0.28 = 0.525 GB/s; 2 of them:
+  // min(24, 15 / 2) = 7.5 GB/s x 0.28 = 2.1 GB/s.
+  CHECK(make_cluster_topology(s, 8, DevicePorts{24, 56.25, false}, e).intra.bytes_s == Approx(0.525e9));
+  CHECK(make_cluster_topology(s, 2, DevicePorts{24, 56.25, false}, e).intra.bytes_s == Approx(2.1e9));
+  // A ring of 8 over 3.36 GB/s moves 100 MB in 2 x 7/8 x 100e6 / 3.36e9 = 52.1 ms, plus 14 hops of 10 us.
+  const ClusterTopology t = make_cluster_topology(s, 8, DevicePorts{12, 50, true}, e);
+  CHECK(allreduce_time_s(100e6, t) == Approx(2.0 * 7 / 8 * 100e6 / 3.36e9 + 14 * 10e-6));
+  CHECK(allreduce_time_s(100e6, t) == Approx(0.052222).epsilon(1e-4));
+  // The DGX-1 states no fabric efficiency: its P100 keeps the NCCL 1.x fit (published rows).
+  CHECK(find_system("dgx1_nvlink").intra_host.allreduce_efficiency == 0);
+}
+
+TEST_CASE("a system's allreduce_efficiency above 1 is one error naming the key", "[parallel][topology]") {
+  const std::string path = (std::filesystem::temp_directory_path() / "xpusim_test_bad_fabric.yaml").string();
+  {
+    std::ofstream f(path);
+    f << "name: bad_fabric\ndefault_device: k80\nintra_host:\n  topology: pcie_tree\n  bandwidth_gbps: 12\n"
+         "  allreduce_efficiency: 1.5\ninter_host: {}\nhost: {}\n";
+  }
+  CHECK_THROWS_WITH(load_system_spec(path), Catch::Contains("allreduce_efficiency") && Catch::Contains("[0, 1]"));
+  std::filesystem::remove(path);
 }
