@@ -66,6 +66,8 @@ const std::vector<FrameworkFieldScope>& framework_field_scopes() {
       {"allocator_reserved_fraction", {"analytical"}},  // GPU memory as nvidia-smi shows it
       {"conv_workspace_limit_mb", {"analytical"}},      // cuDNN algorithm choice under a workspace cap
       {"conv_capped_efficiency", {"analytical"}},
+      {"fp32_unfused_update_kernels", {"analytical"}},   // the fp32 path's optimizer kernels
+      {"fp32_unfused_update_accesses", {"analytical"}},
   };
   return scopes;
 }
@@ -204,6 +206,16 @@ FrameworkSpec parse_framework_spec(const YAML::Node& root, const std::string& pa
       "under sequence parallelism (Megatron-core tp_comm_overlap, Transformer Engine userbuffers), at most the "
       "GEMMs' time; 0 = on the compute stream (Megatron-LM 2021)",
       [](double v) { return v >= 0 && v <= 1 ? "" : "is a fraction in [0, 1]"; });
+  f.fp32_unfused_update_kernels = static_cast<int>(r.integer(
+      "fp32_unfused_update_kernels", 0, "kernels",
+      "Adam on the fp32/TF32 path (no AMP): tensor ops per parameter tensor when the stack's optimizer is a Python "
+      "loop of unfused ops (DeepLearningExamples' BertAdam: 13); 0 = one fused kernel per tensor (apex FusedAdam)",
+      [](long long v) { return v >= 0 && v <= 64 ? "" : "must be in [0, 64]"; }));
+  f.fp32_unfused_update_accesses = static_cast<int>(r.integer(
+      "fp32_unfused_update_accesses", 0, "accesses",
+      "with fp32_unfused_update_kernels: fp32 reads + writes per parameter element over those ops (BertAdam: 31; a "
+      "fused Adam reads param, grad and both moments and writes three: 7); 0 = the fused kernel's bytes",
+      [](long long v) { return v >= 0 && v <= 256 ? "" : "must be in [0, 256]"; }));
   f.allocator_reserved_fraction = r.number(
       "allocator_reserved_fraction", 0.0, "fraction",
       "GPU memory the allocator takes at start-up as a share of the device's (TF 1.x BFC without allow_growth: "
@@ -327,7 +339,10 @@ bool FrameworkSpec::constants_neutral() const {
          extra_weight_copies == d.extra_weight_copies &&
          memory_pool_reserve_fraction == d.memory_pool_reserve_fraction &&
          allreduce_efficiency == d.allreduce_efficiency && tpu_fp32_storage == d.tpu_fp32_storage &&
-         nchw_activations == d.nchw_activations && conv_workspace_limit_mb == d.conv_workspace_limit_mb;
+         nchw_activations == d.nchw_activations && conv_workspace_limit_mb == d.conv_workspace_limit_mb &&
+         conv_capped_efficiency == d.conv_capped_efficiency &&
+         fp32_unfused_update_kernels == d.fp32_unfused_update_kernels &&
+         fp32_unfused_update_accesses == d.fp32_unfused_update_accesses;
 }
 
 std::string find_framework_file(const std::string& name, const std::string& engine, const std::string& version) {

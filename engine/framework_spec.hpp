@@ -142,6 +142,13 @@ struct FrameworkSpec {
   // architecture constants).
   double conv_workspace_limit_mb = 0;
   double conv_capped_efficiency = 1.0;
+  // The optimizer step on the fp32 / TF32 path (no AMP): 0 = one fused kernel per parameter
+  // tensor (apex FusedAdam / multi-tensor LAMB, the graph's AdamUpdate as counted); N = N
+  // separate PyTorch tensor ops per parameter tensor (DeepLearningExamples' BertAdam, which
+  // its BERT fine-tuning runs without --fp16), each a launch and a pass over its tensors,
+  // fp32_unfused_update_accesses fp32 reads + writes per parameter element in all.
+  int fp32_unfused_update_kernels = 0;
+  int fp32_unfused_update_accesses = 0;
 
   bool neutral() const { return name == "default"; }
   // A named profile whose every constant is at its neutral value (tf_cnn_benchmarks,

@@ -130,11 +130,17 @@ StepReport AnalyticalEngine::run_step(const StepRequest& req) {
   // AccumulateGrad) reading both and writing the sum.
   const int micro_batches = std::max(1, req.micro_batches);
   if (micro_batches > 1) {
-    double grad_bytes = 0;
-    const std::vector<int> grads = g.tensors_with_role(TensorRole::weight_grad);
-    for (int t : grads) grad_bytes += static_cast<double>(g.tensor(t).desc.bytes());
-    co.accumulate_s = OpCostModel(rates).memory_seconds(3 * grad_bytes) +
-                      static_cast<double>(grads.size()) * rates.op_overhead_s;
+    // Only the backward's own gradients are summed: the all-reduced copies a data-parallel
+    // graph also tags weight_grad exist once per step (counting them doubled the sums on
+    // every multi-GPU row, issue 29v).
+    double grad_bytes = 0, summed = 0;
+    for (int t : g.tensors_with_role(TensorRole::weight_grad)) {
+      const int producer = g.tensor(t).producer;
+      if (producer >= 0 && g.op(producer).kind == OpKind::AllReduce) continue;
+      grad_bytes += static_cast<double>(g.tensor(t).desc.bytes());
+      summed += 1;
+    }
+    co.accumulate_s = OpCostModel(rates).memory_seconds(3 * grad_bytes) + summed * rates.op_overhead_s;
   }
   parallel::ParallelPlan plan = parallel::ParallelPlan::data_parallel(replicas);
   plan.micro_batches = micro_batches;

@@ -418,7 +418,18 @@ OpCost OpCostModel::on_LSTM(const OpGraph& g, int op) { return recurrent(g, op, 
 OpCost OpCostModel::on_LSTMBackward(const OpGraph& g, int op) { return recurrent(g, op, 1, 3); }  // in: {dy, x, ...}
 
 OpCost OpCostModel::on_SGDMomentumUpdate(const OpGraph& g, int op) { return streaming(g, op, OpClass::update); }
-OpCost OpCostModel::on_AdamUpdate(const OpGraph& g, int op) { return streaming(g, op, OpClass::update); }
+OpCost OpCostModel::on_AdamUpdate(const OpGraph& g, int op) {
+  if (r_.unfused_update_kernels <= 0) return streaming(g, op, OpClass::update);
+  // A Python loop of tensor ops per parameter (BertAdam: m*=b1, m+=g, v*=b2, v+=g*g, sqrt, +eps,
+  // divide, decay term, add, *lr, negate, p+=): each op a launch and a pass over whole fp32
+  // tensors, the moments and update round-tripping through DRAM between them.
+  OpCost c = streaming(g, op, OpClass::update, r_.unfused_update_kernels);
+  if (r_.unfused_update_accesses > 0) {
+    const double elems = static_cast<double>(g.tensor(g.op(op).inputs[0]).desc.numel());
+    c.memory_s = memory_seconds(elems * 4.0 * r_.unfused_update_accesses);
+  }
+  return c;
+}
 
 OpCost OpCostModel::on_AllReduce(const OpGraph& g, int op) {
   OpCost c;

@@ -30,6 +30,10 @@ struct Rates {
   double gemm_half_dim = 0;    // GEMM dimension at which tiles run half full; 0 = no shape model
   double gemm_tile_n = 0;      // output-channel tile width (channels round up to it); 0 = no quantisation
   bool exchange_in_compute_precision = true;  // mixed precision: gradients all-reduced in 16 bits (framework)
+  // fp32/TF32 runs of a stack whose Adam is a loop of unfused tensor ops (framework
+  // fp32_unfused_update_kernels / _accesses): kernels and fp32 accesses per parameter element.
+  int unfused_update_kernels = 0;
+  int unfused_update_accesses = 0;
   // Kernel model: the first convolution's input channels as the stack's input pipeline pads
   // them (mixed precision, framework first_layer_input_channels_padded_to); 0 = unpadded.
   int first_layer_channels_padded_to = 0;

@@ -148,6 +148,11 @@ Rates stack_rates(const DeviceSpec& d, Precision p, CpuBuild build, int vcpus, c
                                 pick(fw.kernel_memory_efficiency_scale, fw.memory_efficiency_scale));
   rates.op_overhead_s *= fw.op_overhead_scale;
   rates.exchange_in_compute_precision = fw.exchange_in_compute_precision;
+  // AMP runs take the stack's fused optimizer (apex FusedAdam); only the fp32 path loops.
+  if (p == Precision::fp32 || p == Precision::tf32) {
+    rates.unfused_update_kernels = fw.fp32_unfused_update_kernels;
+    rates.unfused_update_accesses = fw.fp32_unfused_update_accesses;
+  }
   // The padded input exists only where the stack's pipeline emits 16-bit data for the tensor
   // cores (DeepLearningExamples' MXNet runner asks for 4 channels in float16 only).
   const bool half = p == Precision::mixed_fp16 || p == Precision::mixed_bf16;
