@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes tests/data/reference/stacks_2019.csv: the rows of the shared reference CSVs that ran
+"""Writes tests/data/stacks_2019.csv: the rows of the shared reference CSVs that ran
 the 2019 framework runtimes (PyTorch 1.0 and MXNet 1.x in NGC 18.09-18.12 containers, before
 DALI and AMP became the examples' defaults), relabelled with the 2019 profiles' names so that
 `xpusim calibrate --framework pytorch_1|mxnet_1` fits those profiles on them and on nothing else.
@@ -18,7 +18,7 @@ import os
 import sys
 
 src = sys.argv[1] if len(sys.argv) > 1 else "tests/data/reference"
-out_path = "tests/data/reference/stacks_2019.csv"
+out_path = "tests/data/stacks_2019.csv"
 cols = ["source", "device", "num_devices", "setup", "framework", "model", "dataset", "batch_per_device",
         "precision", "data", "metric", "value", "unit", "note"]
 rows = []

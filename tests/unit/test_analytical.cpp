@@ -369,11 +369,13 @@ TEST_CASE("MAPE against the modern published rows stays at its level, no row ski
   INFO("MAPE all " << *res.mape_pct << " rtx_3090 " << mape["rtx_3090"] << " rtx_a6000 " << mape["rtx_a6000"]
                    << " v100_sxm3_32gb " << mape["v100_sxm3_32gb"]);
   // 8 RTX 3090s without PCIe peer-to-peer share the host's staging bandwidth: 36% before.
-  CHECK(mape["rtx_3090"] <= 15.3);        // 14.8% (15.5% before server_pcie's fitted fabric, issue 29s)
+  // 15.7%: 15.5% before server_pcie's fitted fabric (29s: 14.8%), then +0.9 when cuDNN's
+  // Winograd paid its transform traffic (31c: GA10x fp32 Inception/VGG layers lose the cheap choice).
+  CHECK(mape["rtx_3090"] <= 16.0);
   // 15.0% (14.0% before issue 29s): its 1-GPU rows are +7.6% and its scaling error did not move
   // (7.1% -> 7.0%), so the faster exchange lifts its multi-GPU rows further above the data.
   CHECK(mape["rtx_a6000"] <= 15.5);
   CHECK(mape["rtx_3080"] <= 10.0);        // 9.4% (17.4% before cuDNN's Winograd choice)
   CHECK(mape["v100_sxm3_32gb"] <= 10.2);  // 9.74% (10.9% before its peaks at 1597 MHz, 29v)
-  CHECK(*res.mape_pct <= 12.6);  // 12.09% (12.68% before 29v, 15.10% at the session's start)
+  CHECK(*res.mape_pct <= 12.1);  // 11.66% (12.68% before 29s, 29v and 31c; 15.10% at the previous session's start)
 }
