@@ -335,6 +335,9 @@ bool FrameworkSpec::constants_neutral() const {
          compile_per_op_ms == d.compile_per_op_ms && strategy == d.strategy &&
          compute_efficiency_scale == d.compute_efficiency_scale &&
          tensor_efficiency_scale == d.tensor_efficiency_scale && memory_efficiency_scale == d.memory_efficiency_scale &&
+         kernel_compute_efficiency_scale == d.kernel_compute_efficiency_scale &&
+         kernel_tensor_efficiency_scale == d.kernel_tensor_efficiency_scale &&
+         kernel_memory_efficiency_scale == d.kernel_memory_efficiency_scale &&
          op_overhead_scale == d.op_overhead_scale && memory_overhead_fraction == d.memory_overhead_fraction &&
          extra_weight_copies == d.extra_weight_copies &&
          memory_pool_reserve_fraction == d.memory_pool_reserve_fraction &&

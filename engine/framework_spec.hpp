@@ -105,10 +105,10 @@ struct FrameworkSpec {
   // The same three for GPUs priced by the kernel model (docs/gpu_model.md), relative to its
   // per-generation constants, which are fitted on a different stack and path than the
   // roofline devices' (a scale fitted on V100 roofline rows overshoots on an A100: issue 29).
-  // 0 = not set: the roofline scale above applies.
-  double kernel_compute_efficiency_scale = 0;
-  double kernel_tensor_efficiency_scale = 0;
-  double kernel_memory_efficiency_scale = 0;
+  // Kernel-model GPUs take these and never the roofline scales above.
+  double kernel_compute_efficiency_scale = 1.0;
+  double kernel_tensor_efficiency_scale = 1.0;
+  double kernel_memory_efficiency_scale = 1.0;
   // The resulting efficiencies are capped at 1 (a device's peak).
   // Mixed precision: the input pipeline pads the image's channels to this count (DALI
   // crop_mirror_normalize pad_output: RGB -> 4 channels, the 4th zero), so the first

@@ -134,12 +134,10 @@ Rates stack_rates(const DeviceSpec& d, Precision p, CpuBuild build, int vcpus, c
   };
   const double gemm_eff = gpu ? d.compute_efficiency
                               : (build == CpuBuild::pip ? d.pip_compute_efficiency : d.compute_efficiency);
-  // Kernel-model GPUs take the profile's kernel_* scales where it sets them: their constants
-  // are per generation and fitted on another path than the roofline devices' (issue 29).
+  // Kernel-model GPUs take the profile's kernel_* scales (1 unless set): their constants are
+  // per generation and fitted on another path than the roofline devices' (issue 29).
   const bool km = gpu && d.kernel_model();
-  auto pick = [km](double kernel_scale, double roofline_scale) {
-    return km && kernel_scale > 0 ? kernel_scale : roofline_scale;
-  };
+  auto pick = [km](double kernel_scale, double roofline_scale) { return km ? kernel_scale : roofline_scale; };
   rates.gemm_flops_s =
       scaled(rates.gemm_flops_s, gemm_eff, pick(fw.kernel_compute_efficiency_scale, fw.compute_efficiency_scale));
   rates.tensor_flops_s = scaled(rates.tensor_flops_s, d.tensor_efficiency,
