@@ -64,6 +64,7 @@ const std::vector<FrameworkFieldScope>& framework_field_scopes() {
       {"dropout", {"analytical"}},
       {"tp_comm_overlap", {"analytical"}},
       {"allocator_reserved_fraction", {"analytical"}},  // GPU memory as nvidia-smi shows it
+      {"recurrent_gate_gemms", {"analytical"}},         // CPU thread pool: LSTM dots per timestep
       {"conv_workspace_limit_mb", {"analytical"}},      // cuDNN algorithm choice under a workspace cap
       {"conv_capped_efficiency", {"analytical"}},
       {"fp32_unfused_update_kernels", {"analytical"}},   // the fp32 path's optimizer kernels
@@ -216,6 +217,11 @@ FrameworkSpec parse_framework_spec(const YAML::Node& root, const std::string& pa
       "with fp32_unfused_update_kernels: fp32 reads + writes per parameter element over those ops (BertAdam: 31; a "
       "fused Adam reads param, grad and both moments and writes three: 7); 0 = the fused kernel's bytes",
       [](long long v) { return v >= 0 && v <= 256 ? "" : "must be in [0, 256]"; }));
+  f.recurrent_gate_gemms = static_cast<int>(r.integer(
+      "recurrent_gate_gemms", 1, "GEMMs",
+      "CPUs with the thread-pool model: LSTM contractions h.U per timestep (4: one per gate, Keras 2.0's LSTM; "
+      "1: all gates in one)",
+      [](long long v) { return v >= 1 && v <= 4 ? "" : "must be 1..4"; }));
   f.allocator_reserved_fraction = r.number(
       "allocator_reserved_fraction", 0.0, "fraction",
       "GPU memory the allocator takes at start-up as a share of the device's (TF 1.x BFC without allow_growth: "
@@ -345,7 +351,8 @@ bool FrameworkSpec::constants_neutral() const {
          nchw_activations == d.nchw_activations && conv_workspace_limit_mb == d.conv_workspace_limit_mb &&
          conv_capped_efficiency == d.conv_capped_efficiency &&
          fp32_unfused_update_kernels == d.fp32_unfused_update_kernels &&
-         fp32_unfused_update_accesses == d.fp32_unfused_update_accesses;
+         fp32_unfused_update_accesses == d.fp32_unfused_update_accesses &&
+         recurrent_gate_gemms == d.recurrent_gate_gemms;
 }
 
 std::string find_framework_file(const std::string& name, const std::string& engine, const std::string& version) {

@@ -132,6 +132,10 @@ struct FrameworkSpec {
   // (PyTorch's caching allocator, allow_growth). Reported only (gpu_mem_used_bytes); the
   // fits-in-memory check keeps using the footprint.
   double allocator_reserved_fraction = 0;
+  // LSTM contractions h.U per timestep on CPUs with the thread-pool model (cpu_threads.hpp):
+  // Keras 2.0's LSTM (implementation 0) makes one small dot per gate, 4, each of which Eigen
+  // sizes its threads on; 1 = one fused h.U of all gates (cuDNN-style, TF's LSTMBlockCell).
+  int recurrent_gate_gemms = 1;
   // cuDNN algorithm choice under the stack's workspace cap (kernel-model GPUs): MXNet 1.x's
   // Convolution takes `workspace` (1024 MB by default) as the most scratch its autotuner
   // (MXNET_CUDNN_AUTOTUNE_DEFAULT=1, "limited_workspace") may give an algorithm. A 3x3 or 5x5

@@ -25,7 +25,6 @@ CpuThreading make_cpu_threading(const DeviceSpec& d, int vcpus, int simd_lanes, 
   t.sync_per_thread_s = d.op_overhead_per_vcpu_us * 1e-6;
   t.flops_per_cycle = std::max(1e-9, flops_per_cycle);
   t.lanes = std::max(1, simd_lanes);
-  t.gate_gemms = std::max(1, d.recurrent_gate_gemms);
   return t;
 }
 

@@ -24,7 +24,7 @@ struct CpuThreading {
   double sync_per_thread_s = 0;   // fork/join per woken thread and op (op_overhead_per_vcpu_us)
   double flops_per_cycle = 1;     // the build's peak per core: Eigen's cost model counts at it
   double lanes = 1;               // SIMD fp32 lanes of the build (elementwise cost per element)
-  double gate_gemms = 1;          // LSTM contractions h.U per timestep (device: recurrent_gate_gemms)
+  double gate_gemms = 1;          // LSTM contractions h.U per timestep (the framework's recurrent_gate_gemms)
 };
 
 CpuThreading make_cpu_threading(const DeviceSpec& d, int vcpus, int simd_lanes, double flops_per_cycle);

@@ -318,10 +318,6 @@ DeviceSpec parse_device_spec(const YAML::Node& root, const std::string& path, st
     d.thread_grain_cycles = num("thread_grain_cycles", 0, "cycles",
                                 "work per extra intra-op thread (Eigen's cost model: 100000); 0 = every op uses every vCPU",
                                 non_negative);
-    d.recurrent_gate_gemms = static_cast<int>(r.integer(
-        "recurrent_gate_gemms", 1, "GEMMs",
-        "LSTM contractions h.U per timestep with the thread-pool model (4: one per gate, Keras 2.0's LSTM)",
-        [](long long v) { return v >= 1 && v <= 4 ? "" : "must be 1..4"; }));
     // An op whose bytes fit in the last-level cache streams from it, not from DRAM (its
     // inputs were just written by the op before it). 32 B/cycle/core: AMD Zen 2/3 L3 and
     // Intel Skylake L2 fill bandwidth (vendors' optimization guides).

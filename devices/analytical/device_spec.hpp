@@ -82,7 +82,6 @@ struct DeviceSpec : DeviceConfig {
   double numa_efficiency = 0.2;         // value of a core on the second socket relative to the first
   bool numa_balanced_vm = false;        // a VM larger than one socket gets half its vCPUs on each
   double thread_grain_cycles = 0;       // Eigen's cycles per extra thread (cpu_threads.hpp); 0 = every op uses every vCPU
-  int recurrent_gate_gemms = 1;         // LSTM contractions h.U per timestep of the stack the constants belong to
   double pip_compute_efficiency = 0.7;  // the same for the generic (pip) build's simpler SSE kernels
   double memory_gb_per_vcpu = 0;       // machine memory that scales with vCPUs (GCE n1-highcpu: 0.9)
   bool detect = false;                  // host: cores, ISA and frequency from /proc and sysfs

@@ -393,7 +393,7 @@ OpCost OpCostModel::recurrent(const OpGraph& g, int op, int batch_input, double 
     // CPU thread pool (cpu_threads.hpp). The input projection x.W of every timestep is one
     // contraction hoisted out of the time loop (Keras' LSTM implementation 0, cuDNN), priced
     // on the threads its work earns; inside the loop each timestep runs `gate_gemms`
-    // contractions h.U (the device's recurrent_gate_gemms: Keras 2.0 one per gate) and the
+    // contractions h.U (the framework's recurrent_gate_gemms: Keras 2.0 one per gate) and the
     // cell math, each sized by Eigen on its own small work, and every step's kernels wake and
     // join those threads.
     const double rec_share = static_cast<double>(a.hidden) / static_cast<double>(std::max<int64_t>(1, a.input_size + a.hidden));

@@ -145,6 +145,7 @@ Rates stack_rates(const DeviceSpec& d, Precision p, CpuBuild build, int vcpus, c
   rates.memory_bytes_s = scaled(rates.memory_bytes_s, d.memory_efficiency,
                                 pick(fw.kernel_memory_efficiency_scale, fw.memory_efficiency_scale));
   rates.op_overhead_s *= fw.op_overhead_scale;
+  rates.cpu.gate_gemms = fw.recurrent_gate_gemms;  // the stack's LSTM, on the thread-pool model
   rates.exchange_in_compute_precision = fw.exchange_in_compute_precision;
   // AMP runs take the stack's fused optimizer (apex FusedAdam); only the fp32 path loops.
   if (p == Precision::fp32 || p == Precision::tf32) {
