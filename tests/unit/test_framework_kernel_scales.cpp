@@ -40,7 +40,7 @@ TEST_CASE("a kernel-model GPU takes the profile's kernel fp32 scale, a roofline 
   CHECK(v_mx.gemm_flops_s == Approx(1.284 * v_base.gemm_flops_s));
 }
 
-TEST_CASE("the shipped 2019 profiles: PyTorch 1.x at 0.800 of TF 1.x's Turing fp32 rate, MXNet 1.x at TF's",
+TEST_CASE("the shipped 2019 profiles: PyTorch 1.x at 0.776 of TF 1.x's Turing fp32 rate, MXNet 1.x at TF's",
           "[framework][kernel_model]") {
   const DeviceSpec titan = load_device_spec("titan_rtx");
   const auto tf = find_framework_profile("tensorflow-1.x", "analytical");
@@ -50,7 +50,7 @@ TEST_CASE("the shipped 2019 profiles: PyTorch 1.x at 0.800 of TF 1.x's Turing fp
   REQUIRE(pt);
   REQUIRE(mx);
   const double tf_rate = stack_rates(titan, Precision::fp32, CpuBuild::pip, 1, *tf).gemm_flops_s;
-  CHECK(stack_rates(titan, Precision::fp32, CpuBuild::pip, 1, *pt).gemm_flops_s == Approx(0.800 * tf_rate));
+  CHECK(stack_rates(titan, Precision::fp32, CpuBuild::pip, 1, *pt).gemm_flops_s == Approx(0.776 * tf_rate));
   // MXNet 1.x differs on Turing only where its cuDNN workspace cap bites (conv_workspace.hpp).
   const Rates mx_rates = stack_rates(titan, Precision::fp32, CpuBuild::pip, 1, *mx);
   CHECK(mx_rates.gemm_flops_s == Approx(tf_rate));

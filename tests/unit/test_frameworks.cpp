@@ -300,7 +300,7 @@ TEST_CASE("framework memory: MXNet 1.x's pool reserve holds 5% of a Titan RTX, s
 TEST_CASE("PyTorch 1.x: eager dispatch shows as host CPU and hides under a longer device step", "[frameworks]") {
   // NCF at batch 256: 10 us per op of the training graph is under a millisecond, shorter than
   // the step's device time and per-step overhead, so the step is the device's: TF 1.x's but for
-  // PyTorch 1.x's slower fp32 kernels on Turing (x0.800: ~0.07 ms of a 7.9 ms step, under 1 %);
+  // PyTorch 1.x's slower fp32 kernels on Turing (x0.776: ~0.08 ms of a 7.9 ms step, under 1 %);
   // the host thread is busy for it (cpu_util_pct). TF 1.x's graph executor reports no dispatch.
   StepReport pt = run("titan_rtx", 1, "ncf", 256, "pytorch-1.x", "fp32", DataSource::synthetic, "desktop");
   StepReport tf = run("titan_rtx", 1, "ncf", 256, "tensorflow-1.x", "fp32", DataSource::synthetic, "desktop");
