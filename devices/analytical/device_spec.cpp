@@ -213,6 +213,10 @@ void read_architecture(SpecReader& r, DeviceSpec& d, Num& num) {
                          "architecture constant: per kernel launch, dispatch and tail (default: the architecture's)",
                          [](double v) { return v >= 0 ? "" : "must be >= 0"; });
   d.recurrent_step_overhead_us = d.op_overhead_us;
+  d.tensor_pj_per_flop = num("kernel_tensor_pj_per_flop", a.tensor_pj_per_flop, "pJ/FLOP",
+                             "architecture constant: energy of a dense fp16 tensor-core FLOP above idle at the boost "
+                             "clock, which with max_power_w sets the sustained clock (default: the architecture's)",
+                             [](double v) { return v >= 0 ? "" : "must be >= 0"; });
 }
 
 DeviceSpec parse_device_spec(const YAML::Node& root, const std::string& path, std::vector<FieldDoc>* fields) {

@@ -69,6 +69,9 @@ struct DeviceSpec : DeviceConfig {
   double pcie_gbps = 0;                 // host interface, as achieved (Gen3 x16 ~12, Gen4 ~24, Gen5 ~50)
   double nvlink_gbps = 0;               // all NVLink ports together (SXM board or PCIe bridge)
   bool pcie_p2p = true;                 // peers addressable over PCIe (false: GeForce Ampere/Ada)
+  // Kernel model: energy of a dense fp16 tensor-core FLOP above idle at the boost clock (pJ; the
+  // architecture's constant): with the power limit it sets the sustained clock (power_clock.hpp).
+  double tensor_pj_per_flop = 0;
 
   // CPU only. `--count` is vCPUs (hyperthreads).
   double frequency_ghz = 0;

@@ -105,15 +105,20 @@ ArchSpec parse_arch(const YAML::Node& root, const std::string& path) {
     a.cuda_efficiency = constant("cuda_efficiency", 0.7, "fraction", "CUDA-core peak a full tile reaches", fraction);
     a.memory_efficiency = constant("memory_efficiency", 0.8, "fraction", "DRAM bandwidth streaming kernels reach", fraction);
     a.launch_us = constant("launch_us", 8, "us", "per kernel: launch, dispatch and tail", non_negative);
+    a.tensor_pj_per_flop = r.number("tensor_pj_per_flop", 0.0, "pJ/FLOP",
+                                    "energy of a dense fp16 tensor-core FLOP above idle at the boost clock; with the "
+                                    "board power limit it sets the sustained clock (0 = boost always holds)",
+                                    non_negative);
     a.fitted_on = r.text("fitted_on", std::string(""), "the rows the constants were fitted on");
     YAML::Node c = r.child("calibrate", "constants the per-architecture calibration may fit");
     if (c && !c.IsNull()) {
       if (!c.IsSequence()) r.fail("calibrate", "expected a list of names");
       for (const auto& e : c) {
         const std::string k = e.IsScalar() ? e.Scalar() : "";
-        if (k != "tensor_efficiency" && k != "cuda_efficiency" && k != "memory_efficiency" && k != "launch_us")
+        if (k != "tensor_efficiency" && k != "cuda_efficiency" && k != "memory_efficiency" && k != "launch_us" &&
+            k != "tensor_pj_per_flop")
           r.fail("calibrate", "'" + k + "' is not an efficiency constant (tensor_efficiency, cuda_efficiency, "
-                              "memory_efficiency, launch_us)");
+                              "memory_efficiency, launch_us, tensor_pj_per_flop)");
         a.calibrate.push_back(k);
       }
     }

@@ -33,6 +33,10 @@ struct ArchSpec {
   double int_per_fp_instruction = 0.36;  // integer per floating-point instruction (Turing whitepaper)
   // Efficiency constants (kernel_model only), shared by every device of the generation.
   double tensor_efficiency = 0.7, cuda_efficiency = 0.7, memory_efficiency = 0.8, launch_us = 8;
+  // Energy a dense fp16/bf16 tensor-core FLOP draws above idle at the boost clock (kernel,
+  // operand traffic and all), pJ: with the board's power limit it sets the clock tensor-core
+  // kernels sustain (power_clock.hpp). 0 = the boost clock always holds.
+  double tensor_pj_per_flop = 0;
   std::vector<std::string> calibrate;
   std::string fitted_on;
 

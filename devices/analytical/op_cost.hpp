@@ -49,6 +49,9 @@ struct Rates {
   // in bytes; 0 = none) and the speed of a capped convolution (conv_workspace.hpp).
   double conv_workspace_limit_bytes = 0;
   double conv_capped_efficiency = 1.0;
+  // Kernel model: sustained / boost SM clock of tensor-core kernels under the board's power
+  // limit (power_clock.hpp); tensor_flops_s and kernel.l2_bytes_s already include it.
+  double tensor_clock_factor = 1.0;
 };
 
 enum class OpClass { none, conv, gemm, recurrent, elementwise, normalization, update, communication };

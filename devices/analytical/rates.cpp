@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "devices/analytical/cpu_threads.hpp"
+#include "devices/analytical/power_clock.hpp"
 
 namespace xpusim::analytical {
 
@@ -161,6 +162,13 @@ Rates stack_rates(const DeviceSpec& d, Precision p, CpuBuild build, int vcpus, c
     rates.conv_capped_efficiency = fw.conv_capped_efficiency;
   }
   rates.recurrent_step_s *= fw.op_overhead_scale;
+  // Tensor-core kernels at the clock the board sustains under its power limit (power_clock.hpp):
+  // the achieved rate sets the demand, and the tiles' L2 runs at the same SM clock.
+  if (km && rates.tensor_flops_s > 0) {
+    rates.tensor_clock_factor = tensor_clock_factor(d, tf32 ? Precision::tf32 : p, rates.tensor_flops_s);
+    rates.tensor_flops_s *= rates.tensor_clock_factor;
+    rates.kernel.l2_bytes_s *= rates.tensor_clock_factor;
+  }
   return rates;
 }
 
