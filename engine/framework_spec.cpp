@@ -47,8 +47,8 @@ const std::vector<FrameworkFieldScope>& framework_field_scopes() {
       {"device_decode_reference_ms", {"analytical"}},
       {"strategy", {"analytical"}},                  // the gradient exchange of the analytical composer
       {"gradient_exchange", {"analytical"}},
-      {"conv_layout", {"analytical"}},
-      {"conv_layout_fp32", {"analytical"}},          // the same for fp32/TF32 runs (default conv_layout)               // NCHW transposes around tensor-core convolutions
+      {"conv_layout", {"analytical"}},               // NCHW transposes around tensor-core convolutions
+      {"conv_layout_fp32", {"analytical"}},          // the same for fp32/TF32 runs (default conv_layout)
       {"allreduce_efficiency", {"analytical"}},
       {"compute_efficiency_scale", {"analytical"}},  // roofline kernel efficiencies
       {"tensor_efficiency_scale", {"analytical"}},
