@@ -48,6 +48,7 @@ const std::vector<FrameworkFieldScope>& framework_field_scopes() {
       {"strategy", {"analytical"}},                  // the gradient exchange of the analytical composer
       {"gradient_exchange", {"analytical"}},
       {"conv_layout", {"analytical"}},               // NCHW transposes around tensor-core convolutions
+      {"conv_layout_fp32", {"analytical"}},          // the same for fp32/TF32 runs (default conv_layout)
       {"allreduce_efficiency", {"analytical"}},
       {"compute_efficiency_scale", {"analytical"}},  // roofline kernel efficiencies
       {"tensor_efficiency_scale", {"analytical"}},
@@ -237,6 +238,11 @@ FrameworkSpec parse_framework_spec(const YAML::Node& root, const std::string& pa
       "conv_capped_efficiency", 1.0, "x",
       "speed of the best convolution algorithm within conv_workspace_limit_mb relative to the unconstrained choice",
       [](double v) { return v > 0 && v <= 1 ? "" : "must be in (0, 1]"; });
+  f.nchw_activations_fp32 =
+      r.text("conv_layout_fp32", std::string(f.nchw_activations ? "nchw" : "native"),
+             "conv_layout of the fp32/TF32 runs where it differs from the mixed-precision ones (DeepLearningExamples' "
+             "ConvNets launcher from NGC 20.12 sets channels-last for AMP only); default: conv_layout",
+             {"native", "nchw"}) == "nchw";
   r.child("calibrate", "fittable constants (numeric top-level keys) for calibrating a framework profile");
   f.source = r.text("source", std::string(""), "where the constants come from / what they were fitted on");
   r.finish();
@@ -348,7 +354,8 @@ bool FrameworkSpec::constants_neutral() const {
          extra_weight_copies == d.extra_weight_copies &&
          memory_pool_reserve_fraction == d.memory_pool_reserve_fraction &&
          allreduce_efficiency == d.allreduce_efficiency && tpu_fp32_storage == d.tpu_fp32_storage &&
-         nchw_activations == d.nchw_activations && conv_workspace_limit_mb == d.conv_workspace_limit_mb &&
+         nchw_activations == d.nchw_activations && nchw_activations_fp32 == d.nchw_activations_fp32 &&
+         conv_workspace_limit_mb == d.conv_workspace_limit_mb &&
          conv_capped_efficiency == d.conv_capped_efficiency &&
          fp32_unfused_update_kernels == d.fp32_unfused_update_kernels &&
          fp32_unfused_update_accesses == d.fp32_unfused_update_accesses &&

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/spec_reader.hpp"
+#include "models/dtype.hpp"
 
 namespace xpusim {
 
@@ -153,6 +154,15 @@ struct FrameworkSpec {
   // fp32_unfused_update_accesses fp32 reads + writes per parameter element in all.
   int fp32_unfused_update_kernels = 0;
   int fp32_unfused_update_accesses = 0;
+  // The same layout choice for the fp32 / TF32 runs (`conv_layout_fp32`, default conv_layout):
+  // DeepLearningExamples' ConvNets launcher (configs.yml from NGC 20.12) sets channels-last for
+  // AMP only, so its TF32 convolutions on Ampere's tensor cores still pay the NCHW transposes.
+  // (fp32 on CUDA cores has NCHW kernels: no transposes either way.)
+  bool nchw_activations_fp32 = false;
+  // Whether a run at this precision keeps NCHW activations around tensor-core convolutions.
+  bool nchw_activations_for(Precision p) const {
+    return p == Precision::fp32 || p == Precision::tf32 ? nchw_activations_fp32 : nchw_activations;
+  }
 
   bool neutral() const { return name == "default"; }
   // A named profile whose every constant is at its neutral value (tf_cnn_benchmarks,

@@ -8,7 +8,7 @@ namespace xpusim::analytical {
 
 OpCost stack_op_cost(const OpGraph& g, int op, const Rates& rates, OpCostModel& model, const FrameworkSpec& fw) {
   OpCost c = model.visit(g, op);
-  if (fw.nchw_activations) add_nchw_transposes(g, op, rates, model, c);
+  if (fw.nchw_activations_for(g.precision)) add_nchw_transposes(g, op, rates, model, c);
   apply_conv_workspace_cap(g, op, rates, c);  // the stack's cuDNN workspace cap (rates carry it)
   return c;
 }

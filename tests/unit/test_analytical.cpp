@@ -378,5 +378,10 @@ TEST_CASE("MAPE against the modern published rows stays at its level, no row ski
   CHECK(mape["quadro_rtx_8000"] <= 10.3);  // 9.8% (11.5% before 29x: mixed rows +16% at the boost clock)
   CHECK(mape["rtx_2080ti"] <= 9.0);        // 8.5% (9.3% before 29x)
   CHECK(mape["v100_sxm3_32gb"] <= 10.2);  // 9.74% (10.9% before its peaks at 1597 MHz, 29v)
-  CHECK(*res.mape_pct <= 11.2);  // 10.78% (11.66% before 29x; 12.68% before 29s, 29v and 31c; 15.10% at the previous session's start)
+  // NGC releases told apart (29w): PyTorch 20.06 NCHW (pytorch_ngc_2020), 20.12+ and MXNet
+  // channels-last AMP only (conv_layout_fp32), MXNet 22.x (ngc_mxnet_2022): A100 80 GB 17.9% ->
+  // 13.8%, V100 SXM2 32 GB 13.5% -> 12.3%.
+  CHECK(mape["a100_sxm4_80gb"] <= 14.3);
+  CHECK(mape["v100_sxm2_32gb"] <= 12.8);
+  CHECK(*res.mape_pct <= 11.2);  // TBD after merge (11.66% at this session's start; 12.68% before 29s, 29v and 31c; 15.10% at the previous session's start)
 }

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "devices/analytical/conv_layout.hpp"
+#include "devices/analytical/stack_op_cost.hpp"
 #include "engine/framework_spec.hpp"
 #include "models/builder.hpp"
 #include "models/work.hpp"
@@ -72,5 +73,39 @@ TEST_CASE("conv_layout: read from the profile, nchw only where named, a bad valu
   CHECK_FALSE(load_framework_spec(p).constants_neutral());
   std::ofstream(p) << "name: fw\nengines: [analytical]\nconv_layout: nhwc\n";
   CHECK_THROWS_WITH(load_framework_spec(p), Catch::StartsWith(p + ":3: conv_layout:"));
+  std::filesystem::remove(p);
+}
+
+TEST_CASE("conv_layout_fp32: channels-last AMP, NCHW TF32 (DeepLearningExamples ConvNets from NGC 20.12)") {
+  FrameworkSpec fw;
+  fw.nchw_activations = false;      // AMP: memory_format nhwc
+  fw.nchw_activations_fp32 = true;  // TF32: the launcher sets no memory format
+  CHECK_FALSE(fw.nchw_activations_for(Precision::mixed_fp16));
+  CHECK(fw.nchw_activations_for(Precision::fp32));
+  CHECK(fw.nchw_activations_for(Precision::tf32));
+  const Rates r = tensor_rates(156e12);
+  // AMP: the stack adds nothing to the convolution.
+  OneConv amp(Precision::mixed_fp16, 64);
+  OpCostModel m_amp(r);
+  CHECK(stack_op_cost(amp.g, amp.op, r, m_amp, fw).time_s() == Approx(m_amp.visit(amp.g, amp.op).time_s()));
+  // TF32: two 10 us kernels and 102,760,448 bytes at 1 TB/s: 122.760448 us more.
+  OneConv tf32(Precision::fp32, 64);
+  OpCostModel m_tf32(r);
+  const double plain = m_tf32.visit(tf32.g, tf32.op).time_s();
+  CHECK(stack_op_cost(tf32.g, tf32.op, r, m_tf32, fw).time_s() - plain == Approx(122.760448e-6));
+}
+
+TEST_CASE("conv_layout_fp32: defaults to conv_layout, may differ from it, a bad value names its line") {
+  const std::string p = (std::filesystem::temp_directory_path() / "xpusim_conv_layout_fp32.yaml").string();
+  std::ofstream(p) << "name: fw\nengines: [analytical]\nconv_layout: nchw\n";
+  CHECK(load_framework_spec(p).nchw_activations_fp32);  // follows conv_layout
+  std::ofstream(p) << "name: fw\nengines: [analytical]\nconv_layout_fp32: nchw\n";
+  const FrameworkSpec f = load_framework_spec(p);
+  CHECK_FALSE(f.nchw_activations);
+  CHECK(f.nchw_activations_fp32);
+  CHECK_FALSE(f.constants_neutral());
+  CHECK(load_framework_spec(p, {"conv_layout_fp32=native"}).constants_neutral());
+  std::ofstream(p) << "name: fw\nengines: [analytical]\nconv_layout_fp32: nhwc\n";
+  CHECK_THROWS_WITH(load_framework_spec(p), Catch::StartsWith(p + ":3: conv_layout_fp32:"));
   std::filesystem::remove(p);
 }

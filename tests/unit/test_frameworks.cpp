@@ -396,11 +396,15 @@ TEST_CASE("a framework name and a stack version pick the profile whose versions 
   const auto stem = [](const std::string& name, const std::string& version) {
     return std::filesystem::path(find_framework_file(name, "analytical", version)).stem().string();
   };
-  // Three profiles answer to `pytorch`; the version picks among them, no version = the unversioned one.
+  // Four profiles answer to `pytorch`; the version picks among them, no version = the unversioned one.
   CHECK(stem("pytorch", "") == "pytorch_amp_dali");
-  CHECK(stem("pytorch", "pytorch-ngc20.06") == "pytorch_amp_dali");
+  CHECK(stem("pytorch", "pytorch-ngc20.06") == "pytorch_ngc_2020");  // NCHW, before the launcher's channels-last
+  CHECK(stem("pytorch", "pytorch-ngc20.12") == "pytorch_amp_dali");
+  CHECK(stem("pytorch", "pytorch-ngc21.03") == "pytorch_amp_dali");
   CHECK(stem("pytorch", "pytorch-ngc19.07") == "pytorch_ngc_2019");
   CHECK(stem("pytorch", "pytorch-ngc18.09") == "pytorch_ngc_2019");
+  CHECK(stem("mxnet", "mxnet-ngc20.12") == "ngc_mxnet");
+  CHECK(stem("mxnet", "mxnet-ngc22.10") == "ngc_mxnet_2022");  // CUDA graphs in the 2022 runner
   CHECK(stem("tensorflow", "") == "tf_cnn_benchmarks");
   CHECK(stem("tensorflow", "tensorflow-1.15") == "tf_cnn_benchmarks");
   CHECK(stem("tensorflow", "tensorflow-ngc20.06-tf1") == "ngc_tensorflow");
