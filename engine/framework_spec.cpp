@@ -70,6 +70,7 @@ const std::vector<FrameworkFieldScope>& framework_field_scopes() {
       {"conv_capped_efficiency", {"analytical"}},
       {"fp32_unfused_update_kernels", {"analytical"}},   // the fp32 path's optimizer kernels
       {"fp32_unfused_update_accesses", {"analytical"}},
+      {"serial_towers", {"analytical"}},                 // data-parallel towers that take turns
   };
   return scopes;
 }
@@ -243,6 +244,10 @@ FrameworkSpec parse_framework_spec(const YAML::Node& root, const std::string& pa
              "conv_layout of the fp32/TF32 runs where it differs from the mixed-precision ones (DeepLearningExamples' "
              "ConvNets launcher from NGC 20.12 sets channels-last for AMP only); default: conv_layout",
              {"native", "nchw"}) == "nchw";
+  f.serial_towers = r.flag("serial_towers", false,
+                           "data-parallel towers take turns on their GPUs (Keras multi_gpu_model on TF 1.13 in the "
+                           "2019 Keras study): every GPU waits while the other towers' forward and backward ops run; "
+                           "false = the towers run concurrently");
   r.child("calibrate", "fittable constants (numeric top-level keys) for calibrating a framework profile");
   f.source = r.text("source", std::string(""), "where the constants come from / what they were fitted on");
   r.finish();
@@ -359,7 +364,7 @@ bool FrameworkSpec::constants_neutral() const {
          conv_capped_efficiency == d.conv_capped_efficiency &&
          fp32_unfused_update_kernels == d.fp32_unfused_update_kernels &&
          fp32_unfused_update_accesses == d.fp32_unfused_update_accesses &&
-         recurrent_gate_gemms == d.recurrent_gate_gemms;
+         recurrent_gate_gemms == d.recurrent_gate_gemms && serial_towers == d.serial_towers;
 }
 
 std::string find_framework_file(const std::string& name, const std::string& engine, const std::string& version) {

@@ -163,6 +163,13 @@ struct FrameworkSpec {
   bool nchw_activations_for(Precision p) const {
     return p == Precision::fp32 || p == Precision::tf32 ? nchw_activations_fp32 : nchw_activations;
   }
+  // Data-parallel towers that take turns on their GPUs instead of running at once (Keras 2.2's
+  // multi_gpu_model on TF 1.13 in the 2019 study: its two cards read ~60 % + 40 % load where one
+  // card read ~100 %, and two cards at 128 images each took 2.28x one card's step at 128). Each
+  // GPU waits while the other towers' forward and backward ops run: the step's device time
+  // gains (replicas - 1) x one tower's forward + backward time, which is no kernel time for the
+  // waiting GPU (gpu_util_pct_smi). false = the towers run concurrently.
+  bool serial_towers = false;
 
   bool neutral() const { return name == "default"; }
   // A named profile whose every constant is at its neutral value (tf_cnn_benchmarks,

@@ -35,7 +35,10 @@ void apply_monitoring(const StepRequest& req, const OpGraph& g, StepReport& rep)
     auto c = d.busy_s.find(Resource::communication);
     if (c != d.busy_s.end()) copy_s = std::min(c->second, d.device_s);
   }
-  const double kernel_s = d.device_s - copy_s + device_decode_s(req, g);
+  // Towers that take turns (serial_towers): a GPU's wait for the other towers is no kernel.
+  double wait_s = 0;
+  if (auto w = rep.extra.find("tower_wait_s"); w != rep.extra.end() && w->is_number()) wait_s = w->get<double>();
+  const double kernel_s = std::max(0.0, d.device_s - copy_s - wait_s) + device_decode_s(req, g);
   rep.extra["gpu_util_pct_smi"] = 100.0 * std::min(1.0, kernel_s / step_s);
   auto mem = rep.utilization.find(Resource::memory);
   rep.extra["gpu_mem_ctrl_util_pct"] = 100.0 * (mem == rep.utilization.end() ? 0.0 : mem->second);

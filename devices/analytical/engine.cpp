@@ -197,9 +197,24 @@ StepReport AnalyticalEngine::run_step(const StepRequest& req) {
   const double infeed_s =
       gpu ? static_cast<double>(micro_batches) * static_cast<double>(input_bytes) / (pcie_gbps * 1e9) : 0.0;
 
+  // Towers that take turns (the profile's serial_towers: Keras multi_gpu_model on TF 1.13):
+  // while one GPU runs its tower's forward and backward ops the others wait, so the step holds
+  // (replicas - 1) more towers' worth of them. The update runs once, on the gathering device.
+  double tower_wait_s = 0;
+  if (fw.serial_towers && replicas > 1) {
+    double tower_s = 0;
+    for (int op : g.schedule()) {
+      const Phase ph = g.op(op).phase;
+      const parallel::PricedOp& c = priced[static_cast<size_t>(op)];
+      if (!c.collective && (ph == Phase::forward || ph == Phase::backward)) tower_s += c.time_s;
+    }
+    tower_wait_s = static_cast<double>(replicas - 1) * micro_batches * tower_s;
+    rep.extra["tower_wait_s"] = tower_wait_s;
+  }
+
   DeviceStep& ds = rep.device_step;
   ds.coupling = gpu ? HostCoupling::prefetched : HostCoupling::shared_cores;
-  ds.device_s = step.device_s();
+  ds.device_s = step.device_s() + tower_wait_s;
   ds.device_overhead_s = d.step_overhead_ms * 1e-3;
   ds.infeed_s = infeed_s;
   ds.shares = {{Resource::compute, t_compute_bound},
