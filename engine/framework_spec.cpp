@@ -71,6 +71,8 @@ const std::vector<FrameworkFieldScope>& framework_field_scopes() {
       {"fp32_unfused_update_kernels", {"analytical"}},   // the fp32 path's optimizer kernels
       {"fp32_unfused_update_accesses", {"analytical"}},
       {"serial_towers", {"analytical"}},                 // data-parallel towers that take turns
+      {"fused_bn_activation_half", {"analytical"}},     // BN + (add) + ReLU as one kernel in 16 bits
+      {"kernel_tf32_efficiency_scale", {"analytical"}},  // TF32 tensor kernels vs the stack's 16-bit ones
   };
   return scopes;
 }
@@ -219,6 +221,16 @@ FrameworkSpec parse_framework_spec(const YAML::Node& root, const std::string& pa
       "with fp32_unfused_update_kernels: fp32 reads + writes per parameter element over those ops (BertAdam: 31; a "
       "fused Adam reads param, grad and both moments and writes three: 7); 0 = the fused kernel's bytes",
       [](long long v) { return v >= 0 && v <= 256 ? "" : "must be in [0, 256]"; }));
+  f.fused_bn_activation_half = r.flag(
+      "fused_bn_activation_half", false,
+      "mixed precision on GPUs: batch norm, a residual add after it and the following ReLU run as one fused kernel "
+      "(TensorFlow's _FusedBatchNormEx on NHWC fp16, cuDNN BN_ADD_ACTIVATION), forward and backward; false = one "
+      "kernel and one pass over the tensors each");
+  f.kernel_tf32_efficiency_scale =
+      r.number("kernel_tf32_efficiency_scale", 1.0, "x",
+               "kernel-model GPUs, TF32 runs: tensor-core efficiency relative to the stack's 16-bit tensor kernels "
+               "(multiplies kernel_tensor_efficiency_scale); 1 = the same share of their peak",
+               positive);
   f.recurrent_gate_gemms = static_cast<int>(r.integer(
       "recurrent_gate_gemms", 1, "GEMMs",
       "CPUs with the thread-pool model: LSTM contractions h.U per timestep (4: one per gate, Keras 2.0's LSTM; "
@@ -364,7 +376,9 @@ bool FrameworkSpec::constants_neutral() const {
          conv_capped_efficiency == d.conv_capped_efficiency &&
          fp32_unfused_update_kernels == d.fp32_unfused_update_kernels &&
          fp32_unfused_update_accesses == d.fp32_unfused_update_accesses &&
-         recurrent_gate_gemms == d.recurrent_gate_gemms && serial_towers == d.serial_towers;
+         recurrent_gate_gemms == d.recurrent_gate_gemms && serial_towers == d.serial_towers &&
+         fused_bn_activation_half == d.fused_bn_activation_half &&
+         kernel_tf32_efficiency_scale == d.kernel_tf32_efficiency_scale;
 }
 
 std::string find_framework_file(const std::string& name, const std::string& engine, const std::string& version) {

@@ -170,6 +170,17 @@ struct FrameworkSpec {
   // gains (replicas - 1) x one tower's forward + backward time, which is no kernel time for the
   // waiting GPU (gpu_util_pct_smi). false = the towers run concurrently.
   bool serial_towers = false;
+  // Mixed precision: the stack runs batch norm with its following ReLU (and a residual add
+  // feeding that ReLU) as one fused kernel on 16-bit NHWC data (TensorFlow's grappler remapper
+  // -> _FusedBatchNormEx, cuDNN's CUDNN_BATCHNORM_OPS_BN_ACTIVATION / _BN_ADD_ACTIVATION; the
+  // backward likewise takes the ReLU's gradient inside the BN backward kernel). The ReLU and
+  // the add then cost no kernel and no pass of their own (devices/analytical/bn_fusion.hpp).
+  // false = separate kernels, as counted.
+  bool fused_bn_activation_half = false;
+  // Kernel-model GPUs: the stack's TF32 tensor-core kernels relative to its 16-bit ones (a
+  // factor on kernel_tensor_efficiency_scale for TF32 runs only; NGC TF 20.06's cuDNN 8.0 was
+  // the first release with TF32 kernels). 1 = the same share of their peak as 16-bit kernels.
+  double kernel_tf32_efficiency_scale = 1.0;
 
   bool neutral() const { return name == "default"; }
   // A named profile whose every constant is at its neutral value (tf_cnn_benchmarks,

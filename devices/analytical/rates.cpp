@@ -141,8 +141,10 @@ Rates stack_rates(const DeviceSpec& d, Precision p, CpuBuild build, int vcpus, c
   auto pick = [km](double kernel_scale, double roofline_scale) { return km ? kernel_scale : roofline_scale; };
   rates.gemm_flops_s =
       scaled(rates.gemm_flops_s, gemm_eff, pick(fw.kernel_compute_efficiency_scale, fw.compute_efficiency_scale));
+  // TF32 runs on kernel-model GPUs take the stack's TF32 factor on top (1 unless set).
+  const double tf32_scale = km && (tf32 || p == Precision::tf32) ? fw.kernel_tf32_efficiency_scale : 1.0;
   rates.tensor_flops_s = scaled(rates.tensor_flops_s, d.tensor_efficiency,
-                                pick(fw.kernel_tensor_efficiency_scale, fw.tensor_efficiency_scale));
+                                pick(fw.kernel_tensor_efficiency_scale * tf32_scale, fw.tensor_efficiency_scale));
   rates.memory_bytes_s = scaled(rates.memory_bytes_s, d.memory_efficiency,
                                 pick(fw.kernel_memory_efficiency_scale, fw.memory_efficiency_scale));
   rates.op_overhead_s *= fw.op_overhead_scale;

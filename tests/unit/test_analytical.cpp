@@ -377,7 +377,10 @@ TEST_CASE("MAPE against the modern published rows stays at its level, no row ski
   CHECK(mape["rtx_3080"] <= 8.4);          // 7.9% (10.0% before 29x; 17.4% before cuDNN's Winograd choice)
   CHECK(mape["quadro_rtx_8000"] <= 10.3);  // 9.8% (11.5% before 29x: mixed rows +16% at the boost clock)
   CHECK(mape["rtx_2080ti"] <= 9.0);        // 8.5% (9.3% before 29x)
-  CHECK(mape["v100_sxm3_32gb"] <= 10.2);  // 9.74% (10.9% before its peaks at 1597 MHz, 29v)
+  // 9.06% (9.74% before NGC TF's fused BN + ReLU and host input cost, 29y; 10.9% before its
+  // peaks at 1597 MHz, 29v).
+  CHECK(mape["v100_sxm3_32gb"] <= 9.5);
+  CHECK(mape["a100_sxm4_40gb"] <= 7.0);  // TBD
   // NGC releases told apart (29w): PyTorch 20.06 NCHW (pytorch_ngc_2020), 20.12+ and MXNet
   // channels-last AMP only (conv_layout_fp32), MXNet 22.x (ngc_mxnet_2022): A100 80 GB 17.9% ->
   // 13.8%, V100 SXM2 32 GB 13.5% -> 12.3%.
