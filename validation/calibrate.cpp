@@ -18,6 +18,7 @@
 #include <filesystem>
 
 #include "engine/framework_spec.hpp"
+#include "engine/platform_spec.hpp"
 #include "validation/nelder_mead.hpp"
 
 namespace xpusim::validation {
@@ -132,6 +133,49 @@ std::vector<FitParam> fittable_architecture_constants(const std::string& archite
   return calibrate_keys(path, load_config_yaml(path));
 }
 
+std::string row_system(const ReferenceRow& row) {
+  if (!row.setup.empty()) return row.setup;
+  try {
+    const YAML::Node n = load_config_yaml(device_yaml_path(row.device));
+    return n.IsMap() && n["default_system"] && n["default_system"].IsScalar() ? n["default_system"].Scalar() : "";
+  } catch (const UserError&) {
+    return "";  // unknown device: the row is skipped by validation anyway
+  }
+}
+
+std::vector<ReferenceRow> system_fit_rows(const std::vector<ReferenceRow>& rows, const std::vector<std::string>& systems) {
+  std::vector<ReferenceRow> out;
+  for (const auto& r : rows)
+    if (is_fit_metric(r.metric) && std::find(systems.begin(), systems.end(), row_system(r)) != systems.end())
+      out.push_back(r);
+  return out;
+}
+
+std::vector<FitParam> fittable_system_constants(const std::string& system) {
+  const SystemSpec s = find_system(system, "system");  // validates the `calibrate:` list (file:line)
+  if (s.calibrate.empty())
+    throw FieldError("system", "'" + system + "' (" + s.file + ") lists no fittable fields: add e.g. "
+                               "calibrate: [intra_host.allreduce_efficiency]");
+  std::vector<FitParam> out;
+  for (const auto& k : s.calibrate) {
+    // The spec read every listed field; take the value it holds (positive, checked on load).
+    double v = 0;
+    if (k == "intra_host.bandwidth_gbps") v = s.intra_host.bandwidth_gbps;
+    else if (k == "intra_host.latency_us") v = s.intra_host.latency_us;
+    else if (k == "intra_host.allreduce_efficiency") v = s.intra_host.allreduce_efficiency;
+    else if (k == "inter_host.bandwidth_gbps") v = s.inter_host.bandwidth_gbps;
+    else if (k == "inter_host.latency_us") v = s.inter_host.latency_us;
+    else if (k == "inter_host.allreduce_efficiency") v = s.inter_host.allreduce_efficiency;
+    else if (k == "host.core_speed") v = s.host.core_speed;
+    else if (k == "host.pcie_bandwidth_gbps") v = s.host.pcie_bandwidth_gbps;
+    else if (k == "host.staging_gbps") v = s.host.staging_gbps;
+    else if (k == "host.step_overhead_ms") v = s.host.step_overhead_ms;
+    else throw FieldError("system", "'" + k + "' has no value in the system spec");  // system_fittable_fields grew
+    out.push_back({k, v, v});
+  }
+  return out;
+}
+
 std::vector<FitParam> fittable_constants(const std::string& device, const std::vector<std::string>& base_overrides) {
   std::string path = device_yaml_path(device);
   YAML::Node n = analytical::load_device_yaml(path);  // constants taken from an efficiency_from device count
@@ -180,7 +224,15 @@ ValidationResult run_with(const std::vector<ReferenceRow>& rows, const Calibrate
     std::vector<std::string>& v = vo.overrides[device];
     v.insert(v.end(), more.begin(), more.end());  // later entries win
   };
-  if (!o.architectures.empty()) {
+  if (!o.systems.empty()) {
+    // System fields reach each row through its placement's system ("system." overrides,
+    // predict/predict.cpp); every fit row runs on one of the fitted systems.
+    std::vector<std::string> sov;
+    for (const auto& s : ov) sov.push_back("system." + s);
+    std::set<std::string> devices;
+    for (const auto& r : rows) devices.insert(r.device);
+    for (const auto& d : devices) add(d, sov);
+  } else if (!o.architectures.empty()) {
     // The generation's constants reach each of its devices as the device keys that default to
     // them (kernel_tensor_efficiency, ...; devices/analytical/device_spec.cpp).
     std::vector<std::string> aov;
@@ -237,7 +289,8 @@ std::vector<std::string> fitted_overrides_short(const std::vector<FitParam>& par
 FitResult fit_device(const std::vector<ReferenceRow>& rows, const CalibrateOptions& o) {
   FitResult res;
   res.device = o.device;
-  res.params = !o.architectures.empty() ? fittable_architecture_constants(o.architectures.front())
+  res.params = !o.systems.empty()         ? fittable_system_constants(o.systems.front())
+               : !o.architectures.empty() ? fittable_architecture_constants(o.architectures.front())
                : o.framework.empty()      ? fittable_constants(o.device, o.base_overrides)
                                           : fittable_framework_constants(o.framework);
   res.before = run_with(rows, o, res.params);
@@ -251,7 +304,9 @@ FitResult fit_device(const std::vector<ReferenceRow>& rows, const CalibrateOptio
       first_reason = x.reason;
   }
   if (usable.empty())
-    throw FieldError(o.framework.empty() ? "device" : "framework", "no reference row of '" + (o.framework.empty() ? o.device : o.framework) + "' can be predicted (" +
+    throw FieldError(!o.systems.empty() ? "system" : o.framework.empty() ? "device" : "framework",
+                     "no reference row of '" + (!o.systems.empty() || o.framework.empty() ? o.device : o.framework) +
+                         "' can be predicted (" +
                     std::to_string(rows.size()) + " candidate rows" +
                     (first_reason.empty() ? std::string("") : "; first reason: " + first_reason) + ")");
   std::vector<double> x0;

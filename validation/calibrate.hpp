@@ -37,6 +37,9 @@ struct CalibrateOptions {
   // Non-empty: fit the kernel-model constants of these GPU architectures (configs/architectures/;
   // `calibrate:` of the first), one set shared by all of them, on every row of their devices.
   std::vector<std::string> architectures;
+  // Non-empty: fit these systems' `calibrate:` fields (configs/systems/; the first's list and
+  // values), one set shared by all of them, on every row whose setup is one of them.
+  std::vector<std::string> systems;
   PredictFn predict;                         // empty = xpusim::predict
   std::vector<std::string> base_overrides;   // applied under the fitted keys
   // Per device, applied under everything else (leave-one-study-out: the other constant sets'
@@ -71,6 +74,15 @@ std::vector<ReferenceRow> architecture_fit_rows(const std::vector<ReferenceRow>&
                                                 const std::vector<std::string>& architectures);
 // An architecture's fittable constants (`calibrate:` in configs/architectures/NAME.yaml).
 std::vector<FitParam> fittable_architecture_constants(const std::string& architecture);
+// The system a row runs on: its setup, or its device's default system when the setup is empty.
+std::string row_system(const ReferenceRow& row);
+// The rows a fit of these systems' fields can use: fit metrics on them, in input order. Every
+// stack is kept: system fields are fitted last, with the devices' and profiles' constants as
+// they are (a profile's fitted kernel scales do not stand in for the exchange).
+std::vector<ReferenceRow> system_fit_rows(const std::vector<ReferenceRow>& rows, const std::vector<std::string>& systems);
+// A system's fittable fields (`calibrate:` in configs/systems/NAME.yaml) with their values.
+// FieldError naming "system" when the system is unknown or lists none.
+std::vector<FitParam> fittable_system_constants(const std::string& system);
 // A framework profile's fittable constants (`calibrate:` in its YAML).
 std::vector<FitParam> fittable_framework_constants(const std::string& framework);
 
