@@ -16,7 +16,7 @@ namespace xpusim::cli {
 
 namespace {
 struct CalibrateArgs {
-  std::string reference, device, framework, architecture, system, leave_one_out, out, format;
+  std::string reference, device, framework, architecture, system, objective, leave_one_out, out, format;
   std::vector<std::string> overrides;
   int max_evaluations = 300;
 };
@@ -42,6 +42,9 @@ void register_calibrate(CLI::App& app) {
   cmd->add_option("--system", a->system,
                   "instead: systems (configs/systems/, comma-separated) whose `calibrate:` fields (dotted, e.g. "
                   "intra_host.allreduce_efficiency) are fitted, one set shared, on every row that runs on them");
+  cmd->add_option("--objective", a->objective,
+                  "log_error (default): ln(predicted/reference) per row; scaling: each multi-device row's log error "
+                  "less its 1-device row's (for constants that act only between devices)");
   cmd->add_option("--leave-one-out", a->leave_one_out,
                   "model|study|architecture: refit without each model (or study, the CSV's source) and report its error; "
                   "study without --device/--framework redoes every fit without each study; architecture: each "
@@ -55,6 +58,7 @@ void register_calibrate(CLI::App& app) {
     validation::CalibrateRequest r;
     r.reference = a->reference, r.device = a->device, r.framework = a->framework;
     r.leave_one_out = a->leave_one_out, r.out = a->out, r.overrides = a->overrides;
+    r.objective = a->objective;
     r.max_evaluations = a->max_evaluations;
     r.progress = true;
     r.apply_hint = apply_hint;

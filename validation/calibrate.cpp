@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -60,6 +61,37 @@ double mean_sq_log_error(const ValidationResult& r) {
     ++n;
   }
   return n ? s / n : std::numeric_limits<double>::infinity();
+}
+
+// The rows a 1-device row and its N-device rows share (all but num_devices and the value).
+std::string scaling_key(const ReferenceRow& r) {
+  return r.device + "|" + r.setup + "|" + r.model + "|" + std::to_string(r.batch_per_device.value_or(0)) + "|" +
+         r.precision + "|" + r.data + "|" + r.framework + "|" + r.metric + "|" + r.source;
+}
+
+// Mean of (ln(pred_N/ref_N) - ln(pred_1/ref_1))^2 over the rows on N > 1 devices that have a
+// 1-device row; infinite when any row cannot be predicted or no row has a partner.
+double mean_sq_scaling_error(const ValidationResult& r) {
+  std::map<std::string, double> one;
+  for (const auto& x : r.rows) {
+    if (!x.used || !x.predicted || !x.row.value || !(*x.predicted > 0)) return std::numeric_limits<double>::infinity();
+    if (x.row.num_devices.value_or(0) == 1) one[scaling_key(x.row)] = std::log(*x.predicted / *x.row.value);
+  }
+  double s = 0;
+  int n = 0;
+  for (const auto& x : r.rows) {
+    if (x.row.num_devices.value_or(0) <= 1) continue;
+    auto it = one.find(scaling_key(x.row));
+    if (it == one.end()) continue;
+    const double l = std::log(*x.predicted / *x.row.value) - it->second;
+    s += l * l;
+    ++n;
+  }
+  return n ? s / n : std::numeric_limits<double>::infinity();
+}
+
+double objective_of(const ValidationResult& r, bool relative) {
+  return relative ? mean_sq_scaling_error(r) : mean_sq_log_error(r);
 }
 
 }  // namespace
@@ -293,6 +325,7 @@ FitResult fit_device(const std::vector<ReferenceRow>& rows, const CalibrateOptio
                : !o.architectures.empty() ? fittable_architecture_constants(o.architectures.front())
                : o.framework.empty()      ? fittable_constants(o.device, o.base_overrides)
                                           : fittable_framework_constants(o.framework);
+  res.relative_to_one_device = o.relative_to_one_device;
   res.before = run_with(rows, o, res.params);
   // Fit on the rows the engine can predict at the start; the rest stay listed as skipped.
   std::vector<ReferenceRow> usable;
@@ -309,13 +342,23 @@ FitResult fit_device(const std::vector<ReferenceRow>& rows, const CalibrateOptio
                          "' can be predicted (" +
                     std::to_string(rows.size()) + " candidate rows" +
                     (first_reason.empty() ? std::string("") : "; first reason: " + first_reason) + ")");
+  if (o.relative_to_one_device) {
+    std::set<std::string> one;
+    for (const auto& r : usable)
+      if (r.num_devices.value_or(0) == 1) one.insert(scaling_key(r));
+    bool paired = false;
+    for (const auto& r : usable) paired = paired || (r.num_devices.value_or(0) > 1 && one.count(scaling_key(r)));
+    if (!paired)
+      throw FieldError("objective", "scaling: no row of '" + o.device + "' on several devices has a 1-device row to "
+                                    "scale from (same device, setup, model, batch, precision, data, framework, source)");
+  }
   std::vector<double> x0;
   for (const auto& p : res.params) x0.push_back(std::log(p.initial));
   NelderMeadOptions nm;
   nm.max_evaluations = o.max_evaluations;
   ProgressBar bar("calibrate " + o.device, nm.max_evaluations, o.progress);
   auto objective = [&](const std::vector<double>& x) {
-    return mean_sq_log_error(run_with(usable, o, with_values(res.params, x)));
+    return objective_of(run_with(usable, o, with_values(res.params, x)), o.relative_to_one_device);
   };
   NelderMeadResult best = nelder_mead(objective, x0, nm, [&](int e) { bar.update(e); });
   bar.finish();
@@ -324,7 +367,7 @@ FitResult fit_device(const std::vector<ReferenceRow>& rows, const CalibrateOptio
   res.converged = best.converged;
   res.after = run_with(rows, o, res.params);
   ValidationResult before_usable = run_with(usable, o, with_values(res.params, x0));
-  res.rms_log_error_before = std::sqrt(mean_sq_log_error(before_usable));
+  res.rms_log_error_before = std::sqrt(objective_of(before_usable, o.relative_to_one_device));
   res.rms_log_error_after = std::sqrt(best.f);
   return res;
 }
@@ -375,7 +418,10 @@ std::string overlay_yaml(const FitResult& fit, const std::string& reference_name
   y << "device: " << yaml_quote(fit.device) << "\n";
   y << "reference: " << yaml_quote(reference_name) << "\n";
   y << "method: nelder_mead_log_space\n";
-  y << "objective: \"mean of ln(predicted / reference)^2 over rows_used\"\n";
+  y << "objective: \"" << (fit.relative_to_one_device
+                                ? "mean of (ln(predicted / reference) - that of the row's 1-device row)^2 over rows_used"
+                                : "mean of ln(predicted / reference)^2 over rows_used")
+    << "\"\n";
   y << "fitted:\n";
   for (const auto& p : fit.params) y << "  " << p.key << ": " << num8(p.fitted) << "\n";
   y << "initial:\n";
@@ -451,7 +497,8 @@ void print_calibration(std::ostream& os, const FitResult& fit, const std::vector
   auto opt = [](const std::optional<double>& v, int d) { return v ? fmt_fixed(*v, d) : std::string("n/a"); };
   Table p({"constant", "initial", "fitted"});
   for (const auto& q : fit.params) p.add({q.key, fmt_sig(q.initial, 6), fmt_sig(q.fitted, 6)});
-  os << "Calibration of " << fit.device << " (Nelder-Mead on ln(predicted/reference), " << fit.evaluations
+  os << "Calibration of " << fit.device << " (Nelder-Mead on ln(predicted/reference)"
+     << (fit.relative_to_one_device ? " less its 1-device row's (scaling)" : "") << ", " << fit.evaluations
      << " evaluations" << (fit.converged ? ", converged" : ", stopped at the evaluation limit") << ")\n";
   p.print(os, f);
   os << "\n";

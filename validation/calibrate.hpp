@@ -47,6 +47,11 @@ struct CalibrateOptions {
   std::map<std::string, std::vector<std::string>> device_overrides;
   int max_evaluations = 300;
   bool progress = false;
+  // The objective's per-row term: false = ln(predicted/reference); true ("scaling") = that of a
+  // row on N > 1 devices less that of its 1-device row (same device, system, model, batch,
+  // precision, data, framework, metric and source), so a device's bias on one device does not
+  // steer constants that only act between devices; rows without such a partner are left out.
+  bool relative_to_one_device = false;
 };
 
 struct FitResult {
@@ -56,6 +61,7 @@ struct FitResult {
   double rms_log_error_before = 0, rms_log_error_after = 0;
   int evaluations = 0;
   bool converged = false;
+  bool relative_to_one_device = false;  // the objective the rms figures are in
 };
 
 // The device's rows that a fit can use, in input order: fit metrics, this device, and a framework

@@ -40,6 +40,7 @@ void run_system_calibration(const CalibrateRequest& a, HoldOut by, std::ostream&
   CalibrateOptions o;
   o.device = "system " + names;
   o.systems = a.systems;
+  o.relative_to_one_device = a.objective == "scaling";
   o.max_evaluations = a.max_evaluations;
   o.progress = a.progress;
   o.predict = graph_caching_predictor();
@@ -56,6 +57,11 @@ void run_calibration(const CalibrateRequest& a, std::ostream& os, OutputFormat f
       a.leave_one_out != "architecture")
     throw FieldError("leave_one_out", "'" + a.leave_one_out + "' is not one of model, study, architecture");
   if (a.max_evaluations < 1) throw FieldError("max_evaluations", "must be >= 1");
+  if (!a.objective.empty() && a.objective != "log_error" && a.objective != "scaling")
+    throw FieldError("objective", "'" + a.objective + "' is not one of log_error, scaling");
+  if (a.objective == "scaling" && (a.leave_one_out == "architecture" || !a.architectures.empty() ||
+                                   (a.device.empty() && a.framework.empty() && a.systems.empty())))
+    throw FieldError("objective", "scaling applies to a device, framework or system fit");
   if (a.leave_one_out == "architecture" || !a.architectures.empty()) {
     if (!a.systems.empty()) throw FieldError("system", "give it without architecture (one set of fields is fitted at a time)");
     if (!a.device.empty() || !a.framework.empty())
@@ -95,6 +101,7 @@ void run_calibration(const CalibrateRequest& a, std::ostream& os, OutputFormat f
   CalibrateOptions o;
   o.device = a.framework.empty() ? a.device : "framework " + a.framework;
   o.framework = a.framework;
+  o.relative_to_one_device = a.objective == "scaling";
   o.base_overrides = a.overrides;
   o.max_evaluations = a.max_evaluations;
   o.progress = a.progress;

@@ -37,4 +37,6 @@ expect "^xpusim: error: --system: give it without device or framework" --system 
 expect "^xpusim: error: --out: a system fit prints its fields" --system server_pcie --out "$tmp/x.yaml"
 expect "^xpusim: error: --system: .*lists no fittable fields" --system dgx1_nvlink
 expect "^xpusim: error: --system: no row on 'server_pcie_nvlink'" --system server_pcie_nvlink
+expect "^xpusim: error: --objective: 'fast' is not one of log_error, scaling" --system server_pcie --objective fast
+expect "^xpusim: error: --objective: scaling applies to a device, framework or system fit" --architecture ampere_ga100 --objective scaling
 exit $fail

@@ -206,3 +206,29 @@ TEST_CASE("system calibrate list: unknown or unfittable names are one error nami
   CHECK_THROWS_WITH(load_system_spec((dir.write_system("ok2_box", "", "", "")).string(), {"intra_host.allreduce_efficiency=2"}),
                     Catch::Contains("allreduce_efficiency") && Catch::Contains("[0, 1]"));
 }
+
+TEST_CASE("calibrate --objective scaling: a device's 1-GPU bias does not steer the system fields",
+          "[validation][calibrate]") {
+  SystemConfigDir dir;
+  // mnist_cnn measured 10% slower on every GPU count, 1 GPU included: its scaling is the
+  // formula's, only its level is off. The scaling objective compares each row with its own
+  // 1-GPU row (the factor cancels) and recovers 0.4 / 60 exactly; the log-error objective
+  // pulls the exchange slower to meet mnist_cnn's lower multi-GPU rows.
+  std::vector<ReferenceRow> rows = box_rows();
+  for (auto& r : rows)
+    if (r.model == "mnist_cnn") *r.value /= 1.1;
+  CalibrateOptions o = box_options();
+  o.relative_to_one_device = true;
+  const FitResult scaled = fit_device(rows, o);
+  CHECK(scaled.relative_to_one_device);
+  CHECK(scaled.params[0].fitted == Approx(0.4).epsilon(1e-3));
+  CHECK(scaled.params[1].fitted == Approx(60).epsilon(1e-3));
+  CHECK(scaled.rms_log_error_after < 1e-4);
+  const FitResult plain = fit_device(rows, box_options());
+  CHECK(plain.params[0].fitted < 0.39);  // slower link to meet mnist_cnn's 10%
+  // Without a 1-GPU row to scale from, the scaling objective has nothing to fit: one error.
+  std::vector<ReferenceRow> multi;
+  for (const auto& r : rows)
+    if (*r.num_devices > 1) multi.push_back(r);
+  CHECK_THROWS_WITH(fit_device(multi, o), Catch::Contains("objective: scaling: no row"));
+}
