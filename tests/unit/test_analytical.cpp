@@ -371,7 +371,10 @@ TEST_CASE("MAPE against the modern published rows stays at its level, no row ski
   // 8 RTX 3090s without PCIe peer-to-peer share the host's staging bandwidth: 36% before.
   // 15.7%: 15.5% before server_pcie's fitted fabric (29s: 14.8%), then +0.9 when cuDNN's
   // Winograd paid its transform traffic (31c: GA10x fp32 Inception/VGG layers lose the cheap choice).
-  CHECK(mape["rtx_3090"] <= 16.0);
+  // 16.25% since 29z refitted the fabric with `xpusim calibrate --system --objective scaling`
+  // (0.28 / 15 GB/s -> 0.269 / 15.3): its scaling error fell (7.3% -> 7.1%) but its rows sit
+  // -10.9% below the data on average, and the slightly slower exchange moves them further.
+  CHECK(mape["rtx_3090"] <= 16.5);
   // 15.0% (14.0% before issue 29s): its 1-GPU rows are +7.6% and its scaling error did not move
   // (7.1% -> 7.0%), so the faster exchange lifts its multi-GPU rows further above the data.
   CHECK(mape["rtx_a6000"] <= 15.5);
