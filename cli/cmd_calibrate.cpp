@@ -1,7 +1,7 @@
 // `xpusim calibrate`: fit a device's declared efficiency constants (`calibrate:` in its YAML)
 // to its rows of a reference CSV, write the YAML overlay, and optionally report the error
 // on each model (or study) when it was left out of the fit; or, with --leave-one-out study
-// alone, redo every fit without each study. The run itself is validation/calibrate_run.hpp
+// alone, redo every fit without each study; or fit GPU architectures' or systems' fields. The run itself is validation/calibrate_run.hpp
 // (shared with Python's xpusim.calibrate); this file holds the flags.
 #include <fstream>
 #include <iostream>
@@ -16,7 +16,7 @@ namespace xpusim::cli {
 
 namespace {
 struct CalibrateArgs {
-  std::string reference, device, framework, architecture, leave_one_out, out, format;
+  std::string reference, device, framework, architecture, system, objective, leave_one_out, out, format;
   std::vector<std::string> overrides;
   int max_evaluations = 300;
 };
@@ -39,6 +39,12 @@ void register_calibrate(CLI::App& app) {
   cmd->add_option("--architecture", a->architecture,
                   "instead: GPU architectures (configs/architectures/, comma-separated) whose kernel-model constants "
                   "are fitted, one set shared, on every row of their devices");
+  cmd->add_option("--system", a->system,
+                  "instead: systems (configs/systems/, comma-separated) whose `calibrate:` fields (dotted, e.g. "
+                  "intra_host.allreduce_efficiency) are fitted, one set shared, on every row that runs on them");
+  cmd->add_option("--objective", a->objective,
+                  "log_error (default): ln(predicted/reference) per row; scaling: each multi-device row's log error "
+                  "less its 1-device row's (for constants that act only between devices)");
   cmd->add_option("--leave-one-out", a->leave_one_out,
                   "model|study|architecture: refit without each model (or study, the CSV's source) and report its error; "
                   "study without --device/--framework redoes every fit without each study; architecture: each "
@@ -52,16 +58,23 @@ void register_calibrate(CLI::App& app) {
     validation::CalibrateRequest r;
     r.reference = a->reference, r.device = a->device, r.framework = a->framework;
     r.leave_one_out = a->leave_one_out, r.out = a->out, r.overrides = a->overrides;
+    r.objective = a->objective;
     r.max_evaluations = a->max_evaluations;
     r.progress = true;
     r.apply_hint = apply_hint;
-    // --architecture takes a comma-separated list.
-    for (size_t p = 0; !a->architecture.empty() && p != std::string::npos;) {
-      size_t q = a->architecture.find(',', p);
-      r.architectures.push_back(a->architecture.substr(p, q == std::string::npos ? q : q - p));
-      p = q == std::string::npos ? q : q + 1;
-    }
-    validation::run_calibration(r, std::cout, f);
+    // --architecture and --system take comma-separated lists.
+    auto split = [](const std::string& s) {
+      std::vector<std::string> out;
+      for (size_t p = 0; !s.empty() && p != std::string::npos;) {
+        size_t q = s.find(',', p);
+        out.push_back(s.substr(p, q == std::string::npos ? q : q - p));
+        p = q == std::string::npos ? q : q + 1;
+      }
+      return out;
+    };
+    r.architectures = split(a->architecture);
+    r.systems = split(a->system);
+    validation::run_calibration(r, std::cout, f);  // a FieldError "system" reads --system (main.cpp)
   });
 }
 

@@ -1,5 +1,6 @@
 #include "engine/platform_spec.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <mutex>
 
@@ -50,8 +51,62 @@ const char* topology_name(Topology t) {
   return "?";
 }
 
-SystemSpec load_system_spec(const std::string& path) {
+const std::vector<std::string>& system_fittable_fields() {
+  static const std::vector<std::string> f = {
+      "intra_host.bandwidth_gbps", "intra_host.latency_us", "intra_host.allreduce_efficiency",
+      "inter_host.bandwidth_gbps", "inter_host.latency_us", "inter_host.allreduce_efficiency",
+      "host.core_speed",           "host.pcie_bandwidth_gbps", "host.staging_gbps",
+      "host.step_overhead_ms"};
+  return f;
+}
+
+namespace {
+// The value of a dotted key of the file (a null node when a level is missing).
+YAML::Node dotted(const YAML::Node& root, const std::string& key) {
+  YAML::Node n;
+  n.reset(root);
+  size_t p = 0;
+  while (true) {
+    const size_t q = key.find('.', p);
+    if (!n.IsMap()) return YAML::Node();
+    YAML::Node next = n[key.substr(p, q == std::string::npos ? q : q - p)];
+    if (!next.IsDefined()) return YAML::Node();
+    n.reset(next);  // rebind (yaml-cpp's operator= would overwrite the node's content)
+    if (q == std::string::npos) return n;
+    p = q + 1;
+  }
+}
+
+// `calibrate:` of a system: each entry a fittable field the file sets to a positive value.
+// Errors name the entry's line ("file:line: calibrate: ...").
+std::vector<std::string> read_calibrate(SpecReader& r, const YAML::Node& root, const std::string& path) {
+  std::vector<std::string> out;
+  YAML::Node list = r.child("calibrate", "fields `xpusim calibrate --system` may fit (dotted keys)");
+  if (!list || list.IsNull()) return out;
+  if (!list.IsSequence() || list.size() == 0) r.fail("calibrate", "expected a non-empty list of dotted field names");
+  const auto& known = system_fittable_fields();
+  for (const auto& e : list) {
+    const std::string k = e.IsScalar() ? e.Scalar() : "";
+    auto fail = [&](const std::string& msg) { throw UserError(yaml_location(path, e) + ": calibrate: " + msg); };
+    if (std::find(known.begin(), known.end(), k) == known.end()) {
+      std::string names;
+      for (const auto& n : known) names += (names.empty() ? "" : ", ") + n;
+      fail("'" + k + "' is not a fittable system field (" + names + ")");
+    }
+    if (std::find(out.begin(), out.end(), k) != out.end()) fail("'" + k + "' listed twice");
+    const YAML::Node v = dotted(root, k);
+    // The fit works in log space: 0 ("the device's", "not limited") cannot be a starting point.
+    if (!v || !v.IsScalar() || !(v.as<double>(0) > 0))
+      fail("'" + k + "' must be set in this file to a value > 0 to be fitted");
+    out.push_back(k);
+  }
+  return out;
+}
+}  // namespace
+
+SystemSpec load_system_spec(const std::string& path, const std::vector<std::string>& overrides) {
   YAML::Node root = load_config_yaml(path);
+  apply_overrides(root, overrides, "set");  // a fresh parse per call: nothing shared is changed
   SpecReader r(root, path);
   SystemSpec s;
   s.file = path;
@@ -96,6 +151,7 @@ SystemSpec load_system_spec(const std::string& path) {
                         {"ring", "parameter_server"});
   s.collective = collective == "parameter_server" ? Collective::parameter_server : Collective::ring;
   s.source = r.text("source", std::string(""), "where the facts come from");
+  s.calibrate = read_calibrate(r, root, path);
   r.finish();
   return s;
 }

@@ -55,9 +55,18 @@ struct SystemSpec {
   HostSpec host;
   Collective collective = Collective::ring;
   std::string source;
+  // Fields `xpusim calibrate --system` may fit (dotted keys, e.g. intra_host.allreduce_efficiency),
+  // each one of system_fittable_fields() and > 0 in the file (the fit works in log space).
+  std::vector<std::string> calibrate;
 };
 
-SystemSpec load_system_spec(const std::string& path);
+// The numeric system fields a `calibrate:` list may name: the links' bandwidth, latency and
+// all-reduce efficiency and the host's rates and per-step overhead (not counts nor power).
+const std::vector<std::string>& system_fittable_fields();
+
+// `overrides` (KEY=VALUE, dotted keys) are applied to the file's YAML before it is read, so a
+// trial value is validated like the file's own (FieldError naming "set" for a malformed one).
+SystemSpec load_system_spec(const std::string& path, const std::vector<std::string>& overrides = {});
 // By name (configs/systems/NAME.yaml) or path; FieldError naming `field` when unknown.
 SystemSpec find_system(const std::string& name_or_path, const std::string& field = "system");
 

@@ -46,17 +46,20 @@ std::shared_ptr<const DeviceConfig> cached_device(const Engine& engine, const st
   return c.devices.emplace(key, d).first->second;
 }
 
-std::shared_ptr<const SystemSpec> cached_system(const std::string& name_or_path) {
+std::shared_ptr<const SystemSpec> cached_system(const std::string& name_or_path,
+                                                const std::vector<std::string>& overrides) {
   const std::string path = find_config_file("systems", name_or_path, "system", "system");
+  std::string key = path;
+  for (const auto& o : overrides) key += "|" + o;
   SpecCache& c = spec_cache();
   {
     std::lock_guard<std::mutex> lock(c.mu);
-    auto it = c.systems.find(path);
+    auto it = c.systems.find(key);
     if (it != c.systems.end()) return it->second;
   }
-  auto s = std::make_shared<const SystemSpec>(load_system_spec(path));
+  auto s = std::make_shared<const SystemSpec>(load_system_spec(path, overrides));
   std::lock_guard<std::mutex> lock(c.mu);
-  return c.systems.emplace(path, s).first->second;
+  return c.systems.emplace(key, s).first->second;
 }
 
 std::shared_ptr<const DatasetSpec> cached_dataset(const std::string& name) {
@@ -72,6 +75,8 @@ std::shared_ptr<const DatasetSpec> cached_dataset(const std::string& name) {
 }
 
 constexpr const char* kFrameworkPrefix = "framework.";
+// "system.KEY=VALUE" sets a field of the placement's system (`xpusim calibrate --system`).
+constexpr const char* kSystemPrefix = "system.";
 
 std::shared_ptr<const FrameworkSpec> cached_framework(const std::string& name, const std::string& engine,
                                                       const std::vector<std::string>& overrides) {
@@ -131,16 +136,21 @@ ResolvedPlacement resolve_placement(const Placement& p, const Engine& engine, co
   ResolvedPlacement out;
   out.requested = p;
   out.count = p.count;
-  std::vector<std::string> device_overrides, framework_overrides;
-  for (const auto& o : p.overrides)
-    (o.rfind(kFrameworkPrefix, 0) == 0 ? framework_overrides : device_overrides)
-        .push_back(o.rfind(kFrameworkPrefix, 0) == 0 ? o.substr(std::string(kFrameworkPrefix).size()) : o);
+  std::vector<std::string> device_overrides, framework_overrides, system_overrides;
+  for (const auto& o : p.overrides) {
+    if (o.rfind(kFrameworkPrefix, 0) == 0)
+      framework_overrides.push_back(o.substr(std::string(kFrameworkPrefix).size()));
+    else if (o.rfind(kSystemPrefix, 0) == 0)
+      system_overrides.push_back(o.substr(std::string(kSystemPrefix).size()));
+    else
+      device_overrides.push_back(o);
+  }
   out.framework = engine.real_backend() ? std::make_shared<const FrameworkSpec>()
                                         : cached_framework(p.framework, engine.name(), framework_overrides);
   if (!engine.real_backend()) {
     out.device = cached_device(engine, device_yaml_path(p.device), device_overrides);
     const DeviceConfig& d = *out.device;
-    out.system = cached_system(p.system.empty() ? d.default_system : p.system);
+    out.system = cached_system(p.system.empty() ? d.default_system : p.system, system_overrides);
     const SystemSpec& s = *out.system;
     if (std::find(s.devices.begin(), s.devices.end(), d.name) == s.devices.end())
       throw FieldError("system", "system '" + s.name + "' does not hold device '" + d.name + "' (it holds: " +

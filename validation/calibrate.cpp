@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -18,6 +19,7 @@
 #include <filesystem>
 
 #include "engine/framework_spec.hpp"
+#include "engine/platform_spec.hpp"
 #include "validation/nelder_mead.hpp"
 
 namespace xpusim::validation {
@@ -59,6 +61,37 @@ double mean_sq_log_error(const ValidationResult& r) {
     ++n;
   }
   return n ? s / n : std::numeric_limits<double>::infinity();
+}
+
+// The rows a 1-device row and its N-device rows share (all but num_devices and the value).
+std::string scaling_key(const ReferenceRow& r) {
+  return r.device + "|" + r.setup + "|" + r.model + "|" + std::to_string(r.batch_per_device.value_or(0)) + "|" +
+         r.precision + "|" + r.data + "|" + r.framework + "|" + r.metric + "|" + r.source;
+}
+
+// Mean of (ln(pred_N/ref_N) - ln(pred_1/ref_1))^2 over the rows on N > 1 devices that have a
+// 1-device row; infinite when any row cannot be predicted or no row has a partner.
+double mean_sq_scaling_error(const ValidationResult& r) {
+  std::map<std::string, double> one;
+  for (const auto& x : r.rows) {
+    if (!x.used || !x.predicted || !x.row.value || !(*x.predicted > 0)) return std::numeric_limits<double>::infinity();
+    if (x.row.num_devices.value_or(0) == 1) one[scaling_key(x.row)] = std::log(*x.predicted / *x.row.value);
+  }
+  double s = 0;
+  int n = 0;
+  for (const auto& x : r.rows) {
+    if (x.row.num_devices.value_or(0) <= 1) continue;
+    auto it = one.find(scaling_key(x.row));
+    if (it == one.end()) continue;
+    const double l = std::log(*x.predicted / *x.row.value) - it->second;
+    s += l * l;
+    ++n;
+  }
+  return n ? s / n : std::numeric_limits<double>::infinity();
+}
+
+double objective_of(const ValidationResult& r, bool relative) {
+  return relative ? mean_sq_scaling_error(r) : mean_sq_log_error(r);
 }
 
 }  // namespace
@@ -132,6 +165,49 @@ std::vector<FitParam> fittable_architecture_constants(const std::string& archite
   return calibrate_keys(path, load_config_yaml(path));
 }
 
+std::string row_system(const ReferenceRow& row) {
+  if (!row.setup.empty()) return row.setup;
+  try {
+    const YAML::Node n = load_config_yaml(device_yaml_path(row.device));
+    return n.IsMap() && n["default_system"] && n["default_system"].IsScalar() ? n["default_system"].Scalar() : "";
+  } catch (const UserError&) {
+    return "";  // unknown device: the row is skipped by validation anyway
+  }
+}
+
+std::vector<ReferenceRow> system_fit_rows(const std::vector<ReferenceRow>& rows, const std::vector<std::string>& systems) {
+  std::vector<ReferenceRow> out;
+  for (const auto& r : rows)
+    if (is_fit_metric(r.metric) && std::find(systems.begin(), systems.end(), row_system(r)) != systems.end())
+      out.push_back(r);
+  return out;
+}
+
+std::vector<FitParam> fittable_system_constants(const std::string& system) {
+  const SystemSpec s = find_system(system, "system");  // validates the `calibrate:` list (file:line)
+  if (s.calibrate.empty())
+    throw FieldError("system", "'" + system + "' (" + s.file + ") lists no fittable fields: add e.g. "
+                               "calibrate: [intra_host.allreduce_efficiency]");
+  std::vector<FitParam> out;
+  for (const auto& k : s.calibrate) {
+    // The spec read every listed field; take the value it holds (positive, checked on load).
+    double v = 0;
+    if (k == "intra_host.bandwidth_gbps") v = s.intra_host.bandwidth_gbps;
+    else if (k == "intra_host.latency_us") v = s.intra_host.latency_us;
+    else if (k == "intra_host.allreduce_efficiency") v = s.intra_host.allreduce_efficiency;
+    else if (k == "inter_host.bandwidth_gbps") v = s.inter_host.bandwidth_gbps;
+    else if (k == "inter_host.latency_us") v = s.inter_host.latency_us;
+    else if (k == "inter_host.allreduce_efficiency") v = s.inter_host.allreduce_efficiency;
+    else if (k == "host.core_speed") v = s.host.core_speed;
+    else if (k == "host.pcie_bandwidth_gbps") v = s.host.pcie_bandwidth_gbps;
+    else if (k == "host.staging_gbps") v = s.host.staging_gbps;
+    else if (k == "host.step_overhead_ms") v = s.host.step_overhead_ms;
+    else throw FieldError("system", "'" + k + "' has no value in the system spec");  // system_fittable_fields grew
+    out.push_back({k, v, v});
+  }
+  return out;
+}
+
 std::vector<FitParam> fittable_constants(const std::string& device, const std::vector<std::string>& base_overrides) {
   std::string path = device_yaml_path(device);
   YAML::Node n = analytical::load_device_yaml(path);  // constants taken from an efficiency_from device count
@@ -180,7 +256,15 @@ ValidationResult run_with(const std::vector<ReferenceRow>& rows, const Calibrate
     std::vector<std::string>& v = vo.overrides[device];
     v.insert(v.end(), more.begin(), more.end());  // later entries win
   };
-  if (!o.architectures.empty()) {
+  if (!o.systems.empty()) {
+    // System fields reach each row through its placement's system ("system." overrides,
+    // predict/predict.cpp); every fit row runs on one of the fitted systems.
+    std::vector<std::string> sov;
+    for (const auto& s : ov) sov.push_back("system." + s);
+    std::set<std::string> devices;
+    for (const auto& r : rows) devices.insert(r.device);
+    for (const auto& d : devices) add(d, sov);
+  } else if (!o.architectures.empty()) {
     // The generation's constants reach each of its devices as the device keys that default to
     // them (kernel_tensor_efficiency, ...; devices/analytical/device_spec.cpp).
     std::vector<std::string> aov;
@@ -237,9 +321,11 @@ std::vector<std::string> fitted_overrides_short(const std::vector<FitParam>& par
 FitResult fit_device(const std::vector<ReferenceRow>& rows, const CalibrateOptions& o) {
   FitResult res;
   res.device = o.device;
-  res.params = !o.architectures.empty() ? fittable_architecture_constants(o.architectures.front())
+  res.params = !o.systems.empty()         ? fittable_system_constants(o.systems.front())
+               : !o.architectures.empty() ? fittable_architecture_constants(o.architectures.front())
                : o.framework.empty()      ? fittable_constants(o.device, o.base_overrides)
                                           : fittable_framework_constants(o.framework);
+  res.relative_to_one_device = o.relative_to_one_device;
   res.before = run_with(rows, o, res.params);
   // Fit on the rows the engine can predict at the start; the rest stay listed as skipped.
   std::vector<ReferenceRow> usable;
@@ -251,16 +337,28 @@ FitResult fit_device(const std::vector<ReferenceRow>& rows, const CalibrateOptio
       first_reason = x.reason;
   }
   if (usable.empty())
-    throw FieldError(o.framework.empty() ? "device" : "framework", "no reference row of '" + (o.framework.empty() ? o.device : o.framework) + "' can be predicted (" +
+    throw FieldError(!o.systems.empty() ? "system" : o.framework.empty() ? "device" : "framework",
+                     "no reference row of '" + (!o.systems.empty() || o.framework.empty() ? o.device : o.framework) +
+                         "' can be predicted (" +
                     std::to_string(rows.size()) + " candidate rows" +
                     (first_reason.empty() ? std::string("") : "; first reason: " + first_reason) + ")");
+  if (o.relative_to_one_device) {
+    std::set<std::string> one;
+    for (const auto& r : usable)
+      if (r.num_devices.value_or(0) == 1) one.insert(scaling_key(r));
+    bool paired = false;
+    for (const auto& r : usable) paired = paired || (r.num_devices.value_or(0) > 1 && one.count(scaling_key(r)));
+    if (!paired)
+      throw FieldError("objective", "scaling: no row of '" + o.device + "' on several devices has a 1-device row to "
+                                    "scale from (same device, setup, model, batch, precision, data, framework, source)");
+  }
   std::vector<double> x0;
   for (const auto& p : res.params) x0.push_back(std::log(p.initial));
   NelderMeadOptions nm;
   nm.max_evaluations = o.max_evaluations;
   ProgressBar bar("calibrate " + o.device, nm.max_evaluations, o.progress);
   auto objective = [&](const std::vector<double>& x) {
-    return mean_sq_log_error(run_with(usable, o, with_values(res.params, x)));
+    return objective_of(run_with(usable, o, with_values(res.params, x)), o.relative_to_one_device);
   };
   NelderMeadResult best = nelder_mead(objective, x0, nm, [&](int e) { bar.update(e); });
   bar.finish();
@@ -269,7 +367,7 @@ FitResult fit_device(const std::vector<ReferenceRow>& rows, const CalibrateOptio
   res.converged = best.converged;
   res.after = run_with(rows, o, res.params);
   ValidationResult before_usable = run_with(usable, o, with_values(res.params, x0));
-  res.rms_log_error_before = std::sqrt(mean_sq_log_error(before_usable));
+  res.rms_log_error_before = std::sqrt(objective_of(before_usable, o.relative_to_one_device));
   res.rms_log_error_after = std::sqrt(best.f);
   return res;
 }
@@ -320,7 +418,10 @@ std::string overlay_yaml(const FitResult& fit, const std::string& reference_name
   y << "device: " << yaml_quote(fit.device) << "\n";
   y << "reference: " << yaml_quote(reference_name) << "\n";
   y << "method: nelder_mead_log_space\n";
-  y << "objective: \"mean of ln(predicted / reference)^2 over rows_used\"\n";
+  y << "objective: \"" << (fit.relative_to_one_device
+                                ? "mean of (ln(predicted / reference) - that of the row's 1-device row)^2 over rows_used"
+                                : "mean of ln(predicted / reference)^2 over rows_used")
+    << "\"\n";
   y << "fitted:\n";
   for (const auto& p : fit.params) y << "  " << p.key << ": " << num8(p.fitted) << "\n";
   y << "initial:\n";
@@ -396,7 +497,8 @@ void print_calibration(std::ostream& os, const FitResult& fit, const std::vector
   auto opt = [](const std::optional<double>& v, int d) { return v ? fmt_fixed(*v, d) : std::string("n/a"); };
   Table p({"constant", "initial", "fitted"});
   for (const auto& q : fit.params) p.add({q.key, fmt_sig(q.initial, 6), fmt_sig(q.fitted, 6)});
-  os << "Calibration of " << fit.device << " (Nelder-Mead on ln(predicted/reference), " << fit.evaluations
+  os << "Calibration of " << fit.device << " (Nelder-Mead on ln(predicted/reference)"
+     << (fit.relative_to_one_device ? " less its 1-device row's (scaling)" : "") << ", " << fit.evaluations
      << " evaluations" << (fit.converged ? ", converged" : ", stopped at the evaluation limit") << ")\n";
   p.print(os, f);
   os << "\n";

@@ -37,6 +37,9 @@ struct CalibrateOptions {
   // Non-empty: fit the kernel-model constants of these GPU architectures (configs/architectures/;
   // `calibrate:` of the first), one set shared by all of them, on every row of their devices.
   std::vector<std::string> architectures;
+  // Non-empty: fit these systems' `calibrate:` fields (configs/systems/; the first's list and
+  // values), one set shared by all of them, on every row whose setup is one of them.
+  std::vector<std::string> systems;
   PredictFn predict;                         // empty = xpusim::predict
   std::vector<std::string> base_overrides;   // applied under the fitted keys
   // Per device, applied under everything else (leave-one-study-out: the other constant sets'
@@ -44,6 +47,11 @@ struct CalibrateOptions {
   std::map<std::string, std::vector<std::string>> device_overrides;
   int max_evaluations = 300;
   bool progress = false;
+  // The objective's per-row term: false = ln(predicted/reference); true ("scaling") = that of a
+  // row on N > 1 devices less that of its 1-device row (same device, system, model, batch,
+  // precision, data, framework, metric and source), so a device's bias on one device does not
+  // steer constants that only act between devices; rows without such a partner are left out.
+  bool relative_to_one_device = false;
 };
 
 struct FitResult {
@@ -53,6 +61,7 @@ struct FitResult {
   double rms_log_error_before = 0, rms_log_error_after = 0;
   int evaluations = 0;
   bool converged = false;
+  bool relative_to_one_device = false;  // the objective the rms figures are in
 };
 
 // The device's rows that a fit can use, in input order: fit metrics, this device, and a framework
@@ -71,6 +80,15 @@ std::vector<ReferenceRow> architecture_fit_rows(const std::vector<ReferenceRow>&
                                                 const std::vector<std::string>& architectures);
 // An architecture's fittable constants (`calibrate:` in configs/architectures/NAME.yaml).
 std::vector<FitParam> fittable_architecture_constants(const std::string& architecture);
+// The system a row runs on: its setup, or its device's default system when the setup is empty.
+std::string row_system(const ReferenceRow& row);
+// The rows a fit of these systems' fields can use: fit metrics on them, in input order. Every
+// stack is kept: system fields are fitted last, with the devices' and profiles' constants as
+// they are (a profile's fitted kernel scales do not stand in for the exchange).
+std::vector<ReferenceRow> system_fit_rows(const std::vector<ReferenceRow>& rows, const std::vector<std::string>& systems);
+// A system's fittable fields (`calibrate:` in configs/systems/NAME.yaml) with their values.
+// FieldError naming "system" when the system is unknown or lists none.
+std::vector<FitParam> fittable_system_constants(const std::string& system);
 // A framework profile's fittable constants (`calibrate:` in its YAML).
 std::vector<FitParam> fittable_framework_constants(const std::string& framework);
 
