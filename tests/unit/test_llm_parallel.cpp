@@ -208,18 +208,18 @@ TEST_CASE("cluster YAMLs: per-GPU NIC share and NVLink rate", "[llm][cluster]") 
 
 // A PCIe node of cards without peer-to-peer (GeForce Ampere/Ada): NCCL stages each hop through
 // host memory, so the 8 GPUs share the host's staging bandwidth, as the analytical engine prices
-// a single node (parallel/topology.hpp). server_pcie: 50 GB/s slots, staging_gbps 15.3.
+// a single node (parallel/topology.hpp). server_pcie: 50 GB/s slots, staging_gbps 17.5.
 TEST_CASE("llm_network: GPUs without PCIe peer-to-peer share the host's staging bandwidth", "[llm][cluster]") {
   ClusterSpec c = find_cluster("hgx_a100_roce1600");
   c.node = find_system("server_pcie");
-  REQUIRE(c.node.host.staging_gbps == 15.3);
+  REQUIRE(c.node.host.staging_gbps == 17.5);
   REQUIRE(c.devices_per_node() == 8);
   // A Gen4 card (24 GB/s port) with peer-to-peer: the slot capped by the port.
   const LlmNetwork p2p = llm_network(c, DevicePorts{24, 0, true});
   CHECK(p2p.intra.bytes_s == Approx(24e9 * c.intra_bus_efficiency));
-  // Without it: min(24, 15.3 / 8) = 1.9125 GB/s per GPU.
+  // Without it: min(24, 17.5 / 8) = 2.1875 GB/s per GPU.
   const LlmNetwork staged = llm_network(c, DevicePorts{24, 0, false});
-  CHECK(staged.intra.bytes_s == Approx(1.9125e9 * c.intra_bus_efficiency));
+  CHECK(staged.intra.bytes_s == Approx(2.1875e9 * c.intra_bus_efficiency));
   // The network between nodes does not depend on it.
   CHECK(staged.inter.bytes_s == Approx(p2p.inter.bytes_s));
   // An NVSwitch node never stages: the flag changes nothing there.
