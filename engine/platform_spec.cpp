@@ -81,7 +81,7 @@ YAML::Node dotted(const YAML::Node& root, const std::string& key) {
 // Errors name the entry's line ("file:line: calibrate: ...").
 std::vector<std::string> read_calibrate(SpecReader& r, const YAML::Node& root, const std::string& path) {
   std::vector<std::string> out;
-  YAML::Node list = r.child("calibrate", "fields `xpusim calibrate --system` may fit (dotted keys)");
+  YAML::Node list = r.child("calibrate", "fields a system calibration may fit (dotted keys, docs/validation.md)");
   if (!list || list.IsNull()) return out;
   if (!list.IsSequence() || list.size() == 0) r.fail("calibrate", "expected a non-empty list of dotted field names");
   const auto& known = system_fittable_fields();
