@@ -1,6 +1,7 @@
 #include "validation/reference_csv.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -30,11 +31,46 @@ const std::vector<std::string>& optional_reference_columns() {
   return cols;
 }
 
+namespace {
+
+// "requires PyTorch 19.05-py3 NGC container" -> "pytorch-ngc19.05" (a TensorFlow tag keeps its
+// "-tf1"/"-tf2": "tensorflow-ngc20.06-tf1", as the shared notes spell versions); empty when the
+// note has no such phrase. The NGC tag is YY.MM, optionally -tfN, then -py2/-py3.
+std::string required_ngc_container(const std::string& note) {
+  static const std::string phrase = "requires ";
+  static const std::string container = " NGC container";
+  for (size_t at = note.find(phrase); at != std::string::npos; at = note.find(phrase, at + 1)) {
+    const size_t name_b = at + phrase.size();
+    const size_t name_e = note.find(' ', name_b);
+    if (name_e == std::string::npos) return "";
+    const size_t tag_e = note.find(' ', name_e + 1);
+    if (tag_e == std::string::npos || note.compare(tag_e, container.size(), container) != 0) continue;
+    std::string tag = note.substr(name_e + 1, tag_e - name_e - 1);
+    const bool yy_mm = tag.size() >= 5 && std::isdigit(static_cast<unsigned char>(tag[0])) &&
+                       std::isdigit(static_cast<unsigned char>(tag[1])) && tag[2] == '.' &&
+                       std::isdigit(static_cast<unsigned char>(tag[3])) &&
+                       std::isdigit(static_cast<unsigned char>(tag[4]));
+    if (!yy_mm) continue;
+    for (const char* py : {"-py3", "-py2"}) {
+      const std::string suffix(py);
+      if (tag.size() > suffix.size() && tag.compare(tag.size() - suffix.size(), suffix.size(), suffix) == 0)
+        tag.erase(tag.size() - suffix.size());
+    }
+    std::string name = note.substr(name_b, name_e - name_b);
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return name + "-ngc" + tag;
+  }
+  return "";
+}
+
+}  // namespace
+
 std::string ReferenceRow::stack_version() const {
   if (!framework_version.empty()) return framework_version;
   static const std::string phrase = "framework version ";
   const size_t at = note.rfind(phrase);
-  if (at == std::string::npos) return "";
+  if (at == std::string::npos) return required_ngc_container(note);
   const size_t b = at + phrase.size();
   const size_t e = note.find_first_of(" ;,\t\"", b);
   return note.substr(b, e == std::string::npos ? std::string::npos : e - b);

@@ -48,7 +48,10 @@ struct ReferenceRow {
            !recompute.empty() || sequence_parallel || !offer.empty() || !framework_version.empty();
   }
   // The column, or else the version the note states as "framework version X" (the phrase the
-  // shared CSVs end their notes with: "framework version pytorch-ngc20.06"); empty if neither.
+  // shared CSVs end their notes with: "framework version pytorch-ngc20.06"), or else the
+  // container a README "requires" where it names no results container ("README requires
+  // PyTorch 19.05-py3 NGC container or newer" -> "pytorch-ngc19.05": the minimum release the
+  // published numbers can have run on, and the one a README dated with it ran on); empty if none.
   std::string stack_version() const;
   // Samples per optimizer step over all devices: the column, or else what the note states as
   // "micro-batch derived = A/B" (A samples per device and optimizer step over B accumulation

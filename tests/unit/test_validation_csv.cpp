@@ -179,6 +179,18 @@ TEST_CASE("csv: a row's stack version is its framework_version column, else the 
   CHECK(rows[0].stack_version() == "tensorflow-ngc20.06-tf1");
   rows = parse_reference_csv(kHeader + row + "no version stated\n", "ref.csv");
   CHECK(rows[0].stack_version().empty());
+  // No results container stated: the container the README requires is the version.
+  rows = parse_reference_csv(kHeader + row + "\"DGX-2; README requires PyTorch 19.05-py3 NGC container or newer (results container not stated)\"\n", "ref.csv");
+  CHECK(rows[0].stack_version() == "pytorch-ngc19.05");
+  rows = parse_reference_csv(kHeader + row + "requires TensorFlow 20.06-tf1-py3 NGC container\n", "ref.csv");
+  CHECK(rows[0].stack_version() == "tensorflow-ngc20.06-tf1");
+  // A stated results container wins over the requirement; a "requires" without a tag is no version.
+  rows = parse_reference_csv(kHeader + row + "\"requires PyTorch 19.05-py3 NGC container or newer; framework version pytorch-ngc19.10\"\n", "ref.csv");
+  CHECK(rows[0].stack_version() == "pytorch-ngc19.10");
+  rows = parse_reference_csv(kHeader + row + "requires PyTorch latest NGC container\n", "ref.csv");
+  CHECK(rows[0].stack_version().empty());
+  rows = parse_reference_csv(kHeader + row + "requires DALI\n", "ref.csv");
+  CHECK(rows[0].stack_version().empty());
   // The column wins over the note, and round-trips through the writer.
   const std::string head = kHeader.substr(0, kHeader.size() - 1) + ",framework_version\n";
   rows = parse_reference_csv(head + row + "framework version pytorch-ngc19.07,pytorch-ngc21.03\n", "ref.csv");
