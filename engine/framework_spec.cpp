@@ -231,6 +231,16 @@ FrameworkSpec parse_framework_spec(const YAML::Node& root, const std::string& pa
                "kernel-model GPUs, TF32 runs: tensor-core efficiency relative to the stack's 16-bit tensor kernels "
                "(multiplies kernel_tensor_efficiency_scale); 1 = the same share of their peak",
                positive);
+  for (const auto& [system, n] :
+       r.number_map("input_workers_per_device_by_system", "processes",
+                    "input worker processes per device on the named systems (a launcher's per-platform DataLoader "
+                    "workers); other systems take input_workers_per_device")) {
+    if (n < 1 || n > 4096 || n != static_cast<double>(static_cast<int>(n)))
+      r.fail("input_workers_per_device_by_system", system + ": must be a whole number in [1, 4096]");
+    f.input_workers_per_device_by_system[system] = static_cast<int>(n);
+  }
+  if (!f.input_workers_per_device_by_system.empty() && f.input_threads > 0)
+    r.fail("input_workers_per_device_by_system", "give input_threads or workers per device, not both");
   f.recurrent_gate_gemms = static_cast<int>(r.integer(
       "recurrent_gate_gemms", 1, "GEMMs",
       "CPUs with the thread-pool model: LSTM contractions h.U per timestep (4: one per gate, Keras 2.0's LSTM; "
@@ -378,7 +388,13 @@ bool FrameworkSpec::constants_neutral() const {
          fp32_unfused_update_accesses == d.fp32_unfused_update_accesses &&
          recurrent_gate_gemms == d.recurrent_gate_gemms && serial_towers == d.serial_towers &&
          fused_bn_activation_half == d.fused_bn_activation_half &&
-         kernel_tf32_efficiency_scale == d.kernel_tf32_efficiency_scale;
+         kernel_tf32_efficiency_scale == d.kernel_tf32_efficiency_scale &&
+         input_workers_per_device_by_system == d.input_workers_per_device_by_system;
+}
+
+int FrameworkSpec::workers_per_device_on(const std::string& system) const {
+  const auto it = input_workers_per_device_by_system.find(system);
+  return it != input_workers_per_device_by_system.end() ? it->second : input_workers_per_device;
 }
 
 std::string find_framework_file(const std::string& name, const std::string& engine, const std::string& version) {

@@ -7,6 +7,7 @@
 // (every default) is the calibration stack itself: tf_cnn_benchmarks on GPUs and CPUs,
 // TPUEstimator on TPUs.
 #pragma once
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -181,6 +182,13 @@ struct FrameworkSpec {
   // factor on kernel_tensor_efficiency_scale for TF32 runs only; NGC TF 20.06's cuDNN 8.0 was
   // the first release with TF32 kernels). 1 = the same share of their peak as 16-bit kernels.
   double kernel_tf32_efficiency_scale = 1.0;
+  // DataLoader workers per device on named systems, where a launcher sets them per platform
+  // (DeepLearningExamples' ConvNets configs.yml `platform:` table: 8 on a DGX-1, 16 on a DGX
+  // A100); other systems take input_workers_per_device.
+  std::map<std::string, int> input_workers_per_device_by_system;
+  // The workers per device on this system (input_workers_per_device_by_system, else
+  // input_workers_per_device; 0 = input_threads decides).
+  int workers_per_device_on(const std::string& system) const;
 
   bool neutral() const { return name == "default"; }
   // A named profile whose every constant is at its neutral value (tf_cnn_benchmarks,

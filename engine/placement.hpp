@@ -56,6 +56,11 @@ struct InputFeed {
   double cores = 1;
   double core_speed = 1;
   int devices_fed = 1;
+  // SMT: `cores` are hardware threads, threads_per_core to a physical core (HostSpec); a
+  // pipeline on fewer threads than `cores` runs them on cores of their own first.
+  int threads_per_core = 1;
+  double smt_yield = 0;
+  std::string system;  // the system's name, for a framework's per-system worker count
 };
 
 struct ResolvedPlacement {

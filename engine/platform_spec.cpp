@@ -145,6 +145,17 @@ SystemSpec load_system_spec(const std::string& path, const std::vector<std::stri
     s.host.step_overhead_ms = h.number("step_overhead_ms", 0.0, "ms", "extra host overhead per step", non_negative);
     s.host.idle_power_w = h.number("idle_power_w", 0.0, "W",
                                    "power of one host apart from its devices, counted for energy (docs/power.md)", non_negative);
+    s.host.threads_per_core = static_cast<int>(
+        h.integer("threads_per_core", 1, "threads",
+                  "hardware threads per physical core (SMT); cpu_cores then counts hardware threads; 1 = every "
+                  "counted core is independent",
+                  [](long long v) { return v >= 1 && v <= 8 ? "" : "must be in [1, 8]"; }));
+    if (s.host.cpu_cores % s.host.threads_per_core != 0)
+      h.fail("threads_per_core", "must divide cpu_cores (" + std::to_string(s.host.cpu_cores) + " hardware threads)");
+    s.host.smt_yield = h.number("smt_yield", 0.3, "x",
+                                "work a core's second and later hardware threads add, as a share of one thread's "
+                                "(applies when threads_per_core > 1)",
+                                [](double v) { return v >= 0 && v <= 1 ? "" : "must be in [0, 1]"; });
     h.finish();
   }
   const std::string collective = r.text("collective", std::string("ring"), "gradient exchange: ring all-reduce or parameter server",

@@ -36,6 +36,14 @@ struct HostSpec {
   double staging_gbps = 0;
   double step_overhead_ms = 0;        // framework/launch overhead per step on this host
   double idle_power_w = 0;            // the host itself (CPUs, DRAM, board, fans, PSU loss), per host, for energy
+  // Simultaneous multithreading: cpu_cores then counts hardware threads, threads_per_core of
+  // them on each physical core, and a core running them all does 1 + smt_yield x (threads - 1)
+  // times one thread's work. A pipeline that states its threads (DataLoader workers) gets a
+  // core per thread up to the physical cores and smt_yield of one for each thread past them
+  // (predict/host_pass.cpp); one on every core (tf.data) keeps cpu_cores, the datasets' unit
+  // being per hardware thread of a fully loaded host. 1 = independent cores, as before.
+  int threads_per_core = 1;
+  double smt_yield = 0.3;
 };
 
 // How data-parallel gradients are exchanged: ring all-reduce (NCCL, replicated) or a

@@ -9,12 +9,23 @@
 
 namespace xpusim {
 
+double smt_thread_equivalents(double threads, const InputFeed& feed) {
+  if (feed.threads_per_core <= 1) return std::min(feed.cores, threads);
+  // A pipeline of a stated number of threads (DataLoader workers, a Python loop) on a host with
+  // SMT: the OS spreads busy threads over idle cores first, so up to the physical cores each
+  // runs alone on one; the rest share a core and add smt_yield of a core each. Counted in cores
+  // running one thread (the unit a worker pipeline's input_cost_scale is fitted in: pytorch_1's
+  // 5 workers per GPU all had a core of their own).
+  const double physical = feed.cores / feed.threads_per_core;
+  return std::min(threads, physical) + feed.smt_yield * std::max(0.0, std::min(threads, feed.cores) - physical);
+}
+
 double input_pipeline_threads(const FrameworkSpec& fw, const InputFeed& feed) {
   // The framework's pipeline may use fewer threads than the host has (a Python loop: 1; a
   // DataLoader's workers per training process).
-  if (fw.input_workers_per_device > 0)
-    return std::min(feed.cores, static_cast<double>(fw.input_workers_per_device) * feed.devices_fed);
-  return fw.input_threads > 0 ? std::min(feed.cores, static_cast<double>(fw.input_threads)) : 0.0;
+  const int workers = fw.workers_per_device_on(feed.system);
+  if (workers > 0) return smt_thread_equivalents(static_cast<double>(workers) * feed.devices_fed, feed);
+  return fw.input_threads > 0 ? smt_thread_equivalents(static_cast<double>(fw.input_threads), feed) : 0.0;
 }
 
 double host_batch_s(const StepRequest& req, const OpGraph& g) {

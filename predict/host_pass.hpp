@@ -14,9 +14,17 @@ namespace xpusim {
 // InputFeed. 0 for synthetic data. InternalError when real data has no resolved dataset.
 double host_batch_s(const StepRequest& req, const OpGraph& g);
 
-// Host threads the framework's input pipeline runs on for this feed: its workers per device x
-// the devices fed, or its input_threads, capped at the feed's cores; 0 = every core.
+// Host threads the framework's input pipeline runs on for this feed: its workers per device
+// (on the feed's system) x the devices fed, or its input_threads, capped at the feed's cores
+// and counted in cores of their own on an SMT host (smt_thread_equivalents); 0 = every core.
 double input_pipeline_threads(const FrameworkSpec& fw, const InputFeed& feed);
+
+// `threads` busy threads of a pipeline that states its thread count, in cores running one
+// thread each: on a host with SMT (InputFeed::threads_per_core > 1) each runs on a core of its
+// own up to the physical cores and the rest add smt_yield of a core each; without SMT
+// `threads`, at most the feed's cores. (A pipeline on every core, input_threads 0, takes the
+// feed's cores in the datasets' unit, per hardware thread of a fully loaded host, unchanged.)
+double smt_thread_equivalents(double threads, const InputFeed& feed);
 
 // Seconds the framework's host thread spends dispatching the step graph's ops
 // (FrameworkSpec::host_dispatch_us_per_op x ops); 0 for the calibration stack.

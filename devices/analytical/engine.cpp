@@ -77,7 +77,8 @@ void AnalyticalEngine::check_placement(ResolvedPlacement& p) const {
                                      "' states no nvlink_gbps");
     p.replicas = p.count;
     // The host's cores feed the GPUs of one host.
-    p.input_feed = InputFeed{static_cast<double>(s.host.cpu_cores), s.host.core_speed, std::min(p.count, s.devices_per_host)};
+    p.input_feed = InputFeed{static_cast<double>(s.host.cpu_cores), s.host.core_speed,
+                             std::min(p.count, s.devices_per_host), s.host.threads_per_core, s.host.smt_yield, s.name};
   } else {
     const int most = std::min(d.max_vcpus, s.max_devices);
     if (p.count > most)
@@ -86,7 +87,7 @@ void AnalyticalEngine::check_placement(ResolvedPlacement& p) const {
     p.build = p.requested.build ? p.requested.build : p.framework_build ? p.framework_build : d.default_build;
     p.replicas = 1;  // the vCPUs of one machine are one worker
     // The input pipeline runs on the vCPUs that train (their effective cores).
-    p.input_feed = InputFeed{cpu_effective_cores(d, p.count), 1.0, 1};
+    p.input_feed = InputFeed{cpu_effective_cores(d, p.count), 1.0, 1, 1, 0.0, s.name};
   }
 }
 

@@ -49,7 +49,8 @@ class TpuEngine final : public Engine {
     }
     p.replicas = p.count;  // every TensorCore is a data-parallel replica
     // The host prepares the global batch on all its cores; each core receives its share.
-    p.input_feed = InputFeed{static_cast<double>(p.system->host.cpu_cores), p.system->host.core_speed, p.count};
+    p.input_feed = InputFeed{static_cast<double>(p.system->host.cpu_cores), p.system->host.core_speed, p.count,
+                             p.system->host.threads_per_core, p.system->host.smt_yield, p.system->name};
   }
 
   StepReport run_step(const StepRequest& req) override {

@@ -14,6 +14,7 @@
 
 #include "common/config_paths.hpp"
 #include "engine/framework_spec.hpp"
+#include "engine/platform_spec.hpp"
 #include "predict/predict.hpp"
 #include "tests/unit/predict_request.hpp"
 #include "validation/reference_csv.hpp"
@@ -331,6 +332,69 @@ TEST_CASE("validate on the reference CSV: overall and per-metric error of the st
     if (!r.used) CHECK_THAT(r.reason, Catch::Contains("circular"));
 }
 
+TEST_CASE("NGC 20.12 ConvNets' DataLoader workers cap 8 V100s on a DGX-1, not 8 A100s on a DGX A100 (issue 29)",
+          "[frameworks]") {
+  const auto pipeline_share = [](const StepReport& r) {
+    return r.extra.at("input_pipeline_s").get<double>() / r.step_time_s;
+  };
+  // DGX-1: 8 x 8 workers on 40 cores (80 hardware threads) run under what 8 V100s train at:
+  // the step is the pipeline's.
+  const StepReport v8 = run("v100_sxm2_16gb", 8, "resnet50", 256, "pytorch_ngc_dataloader", "mixed_fp16",
+                            DataSource::real, "dgx1v_nvlink");
+  CHECK(v8.bottleneck == Resource::input_pipeline);
+  CHECK(pipeline_share(v8) == Approx(1.0));
+  // One V100: 8 workers on cores of their own keep up.
+  const StepReport v1 = run("v100_sxm2_16gb", 1, "resnet50", 256, "pytorch_ngc_dataloader", "mixed_fp16",
+                            DataSource::real, "dgx1v_nvlink");
+  CHECK(v1.bottleneck != Resource::input_pipeline);
+  CHECK(v8.throughput_samples_per_s < 7.0 * v1.throughput_samples_per_s);
+  // DGX A100: 16 workers per GPU (configs.yml's DGXA100 entry), a core each of 128: the GPUs bound.
+  const StepReport a8 = run("a100_sxm4_80gb", 8, "resnet50", 256, "pytorch_ngc_dataloader", "mixed_fp16",
+                            DataSource::real, "dgx_a100");
+  CHECK(a8.bottleneck != Resource::input_pipeline);
+  CHECK(pipeline_share(a8) < 0.9);
+  // The DALI stack on the same DGX-1 has no host pipeline.
+  const StepReport dali = run("v100_sxm2_16gb", 8, "resnet50", 256, "pytorch_amp_dali", "mixed_fp16",
+                              DataSource::real, "dgx1v_nvlink");
+  CHECK(dali.throughput_samples_per_s > v8.throughput_samples_per_s);
+}
+
+TEST_CASE("a host's SMT: threads_per_core must divide its hardware threads, the yield is a share", "[frameworks]") {
+  const std::string p = (fs::temp_directory_path() / "xpusim_smt_box.yaml").string();
+  auto write = [&](const std::string& host) {
+    std::ofstream(p) << "name: smt_box\ndefault_device: v100_sxm2_16gb\nhost:\n" << host;
+    return p;
+  };
+  const SystemSpec ok = load_system_spec(write("  cpu_cores: 80\n  threads_per_core: 2\n  smt_yield: 0.25\n"));
+  CHECK(ok.host.threads_per_core == 2);
+  CHECK(ok.host.smt_yield == 0.25);
+  CHECK(load_system_spec(write("  cpu_cores: 8\n")).host.threads_per_core == 1);  // not stated: no SMT
+  CHECK_THROWS_WITH(load_system_spec(write("  cpu_cores: 10\n  threads_per_core: 4\n")),
+                    Catch::StartsWith(p + ":5:") && Catch::Contains("must divide cpu_cores (10 hardware threads)"));
+  CHECK_THROWS_WITH(load_system_spec(write("  cpu_cores: 8\n  threads_per_core: 2\n  smt_yield: 1.5\n")),
+                    Catch::StartsWith(p + ":6:") && Catch::Contains("smt_yield: must be in [0, 1]"));
+  fs::remove(p);
+}
+
+TEST_CASE("per-system DataLoader workers: whole numbers only, and not with input_threads", "[frameworks]") {
+  const std::string p = (fs::temp_directory_path() / "xpusim_fw_workers.yaml").string();
+  auto write = [&](const std::string& text) {
+    std::ofstream(p) << text;
+    return p;
+  };
+  write("name: fw\nengines: [analytical]\ninput_workers_per_device: 8\n"
+        "input_workers_per_device_by_system: {dgx_a100: 16}\n");
+  const FrameworkSpec ok = load_framework_spec(p);
+  CHECK(ok.workers_per_device_on("dgx_a100") == 16);
+  CHECK(ok.workers_per_device_on("dgx1v_nvlink") == 8);
+  write("name: fw\nengines: [analytical]\ninput_workers_per_device_by_system: {dgx_a100: 2.5}\n");
+  CHECK_THROWS_WITH(load_framework_spec(p), p + ":3: input_workers_per_device_by_system: dgx_a100: must be a whole "
+                                                "number in [1, 4096]");
+  write("name: fw\nengines: [analytical]\ninput_threads: 1\ninput_workers_per_device_by_system: {dgx_a100: 2}\n");
+  CHECK_THROWS_WITH(load_framework_spec(p), Catch::Contains("input_workers_per_device_by_system: give input_threads"));
+  fs::remove(p);
+}
+
 TEST_CASE("a profile field that does not apply to a listed engine is an error at its line", "[frameworks]") {
   const std::string p = (fs::temp_directory_path() / "xpusim_fw_scope.yaml").string();
   auto write = [&](const std::string& text) {
@@ -396,11 +460,13 @@ TEST_CASE("a framework name and a stack version pick the profile whose versions 
   const auto stem = [](const std::string& name, const std::string& version) {
     return std::filesystem::path(find_framework_file(name, "analytical", version)).stem().string();
   };
-  // Four profiles answer to `pytorch`; the version picks among them, no version = the unversioned one.
+  // Five profiles answer to `pytorch`; the version picks among them, no version = the unversioned one.
   CHECK(stem("pytorch", "") == "pytorch_amp_dali");
   CHECK(stem("pytorch", "pytorch-ngc20.06") == "pytorch_ngc_2020");  // NCHW, before the launcher's channels-last
-  CHECK(stem("pytorch", "pytorch-ngc20.12") == "pytorch_amp_dali");
-  CHECK(stem("pytorch", "pytorch-ngc21.03") == "pytorch_amp_dali");
+  // The 20.12-21.03 ConvNets launcher fed ResNet-50 from DataLoader workers (configs.yml); 21.11 is BERT.
+  CHECK(stem("pytorch", "pytorch-ngc20.12") == "pytorch_ngc_dataloader");
+  CHECK(stem("pytorch", "pytorch-ngc21.03") == "pytorch_ngc_dataloader");
+  CHECK(stem("pytorch", "pytorch-ngc21.11") == "pytorch_amp_dali");
   CHECK(stem("pytorch", "pytorch-ngc19.07") == "pytorch_ngc_2019");
   CHECK(stem("pytorch", "pytorch-ngc18.09") == "pytorch_ngc_2019");
   CHECK(stem("mxnet", "mxnet-ngc20.12") == "ngc_mxnet");

@@ -26,7 +26,7 @@ struct Fixture {
     req.data = DataSource::real;
     req.placement.count = 4;
     req.placement.replicas = 4;
-    req.placement.input_feed = InputFeed{8, 2, 4};
+    req.placement.input_feed = InputFeed{8, 2, 4, 1, 0.0, ""};
   }
   // The placement holds const specs: set them after the fields are final.
   StepRequest& request() {
@@ -62,6 +62,52 @@ TEST_CASE("host pass: input workers per device scale with the devices fed, cappe
   f.fw->input_workers_per_device = 3;
   CHECK(host_batch_s(f.request(), f.g) == Approx(0.032));
   CHECK(input_pipeline_threads(*f.fw, f.req.placement.input_feed) == Approx(8));
+}
+
+TEST_CASE("host pass: DataLoader workers on SMT hosts, a DGX-1 against a DGX A100", "[host_pass]") {
+  Fixture f;
+  // ResNet-50 at 256 images per GPU, 8 ms per image on a core of its own (input_cost_scale 1),
+  // cores of speed 1; DeepLearningExamples' launcher: 8 workers per GPU on a DGX-1, 16 on a DGX A100.
+  f.g.batch = 256;
+  f.ds->host_preprocess_ms = 8;
+  f.fw->input_workers_per_device = 8;
+  f.fw->input_workers_per_device_by_system = {{"dgx_a100", 16}};
+  // DGX-1: 80 hardware threads on 40 cores; a core's second thread adds 0.3 of a core.
+  auto dgx1 = [](int devices) { return InputFeed{80, 1, devices, 2, 0.3, "dgx1v_nvlink"}; };
+  // One GPU: 8 workers on 8 cores of their own: 256 x 8 ms / 8 = 256 ms (1,000 images/s).
+  f.req.placement.input_feed = dgx1(1);
+  CHECK(input_pipeline_threads(*f.fw, f.req.placement.input_feed) == Approx(8));
+  CHECK(host_batch_s(f.request(), f.g) == Approx(0.256));
+  // Eight GPUs: 64 workers, 40 on cores of their own and 24 sharing one at 0.3 each: 47.2
+  // cores; 2,048 x 8 ms / 47.2 = 347.1 ms (5,900 images/s), not 64 threads' 8,000.
+  f.req.placement.input_feed = dgx1(8);
+  CHECK(input_pipeline_threads(*f.fw, f.req.placement.input_feed) == Approx(47.2));
+  CHECK(host_batch_s(f.request(), f.g) == Approx(2048 * 8e-3 / 47.2));
+  CHECK(2048 / host_batch_s(f.request(), f.g) == Approx(5900));
+  // A stated 80 threads fill both threads of every core: 40 x 1.3 = 52 cores' work.
+  f.fw->input_workers_per_device = 0;
+  f.fw->input_workers_per_device_by_system.clear();
+  f.fw->input_threads = 80;
+  CHECK(input_pipeline_threads(*f.fw, f.req.placement.input_feed) == Approx(52));
+  // A pipeline on every core (tf.data, input_threads 0) keeps the host's 80 in the datasets'
+  // unit (per hardware thread of a fully loaded host): 2,048 x 8 ms / 80 = 204.8 ms, as before.
+  f.fw->input_threads = 0;
+  CHECK(input_pipeline_threads(*f.fw, f.req.placement.input_feed) == 0);
+  CHECK(host_batch_s(f.request(), f.g) == Approx(0.2048));
+  // DGX A100: 256 hardware threads on 128 cores; 16 workers x 8 GPUs = 128, a core each:
+  // 2,048 x 8 ms / 128 = 128 ms (16,000 images/s), 2.7x the DGX-1's 8-worker rate.
+  f.fw->input_workers_per_device = 8;
+  f.fw->input_workers_per_device_by_system = {{"dgx_a100", 16}};
+  f.req.placement.input_feed = InputFeed{256, 1, 8, 2, 0.3, "dgx_a100"};
+  CHECK(input_pipeline_threads(*f.fw, f.req.placement.input_feed) == Approx(128));
+  CHECK(host_batch_s(f.request(), f.g) == Approx(0.128));
+  // Another system takes input_workers_per_device: 8 x 8 = 64 workers on the same host's cores.
+  f.req.placement.input_feed = InputFeed{256, 1, 8, 2, 0.3, "server_sxm"};
+  CHECK(input_pipeline_threads(*f.fw, f.req.placement.input_feed) == Approx(64));
+  // Without SMT the DGX-1's 64 workers are 64 threads: 2,048 x 8 ms / 64 = 256 ms.
+  f.req.placement.input_feed = InputFeed{80, 1, 8, 1, 0.3, "dgx1v_nvlink"};
+  CHECK(input_pipeline_threads(*f.fw, f.req.placement.input_feed) == Approx(64));
+  CHECK(host_batch_s(f.request(), f.g) == Approx(0.256));
 }
 
 TEST_CASE("host pass: per-op host dispatch bounds a GPU step and adds to a CPU step", "[host_pass]") {
