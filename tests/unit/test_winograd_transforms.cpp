@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "devices/analytical/op_cost.hpp"
+#include "devices/analytical/winograd.hpp"
 #include "models/builder.hpp"
 #include "models/training.hpp"
 #include "models/work.hpp"
@@ -61,6 +62,23 @@ void build(Layer& l, int c, int hw) {
   }
 }
 }  // namespace
+
+TEST_CASE("Winograd tile arithmetic: Lavin & Gray's F(2x2, 3x3) and F(4x4, 3x3)", "[kernel_model]") {
+  // F(2x2, 3x3): a 4x4 input tile, 16 multiplies for the 2 x 2 x 9 = 36 of a direct 3x3.
+  CHECK(kWinogradFused3x3.input_tile() == 4);
+  CHECK(kWinogradFused3x3.multiply_reduction() == 36.0 / 16);
+  // F(4x4, 3x3): a 6x6 input tile, 36 multiplies for 4 x 4 x 9 = 144; 36 transformed elements
+  // per 16 of the tensor.
+  CHECK(kWinogradNonfused3x3.input_tile() == 6);
+  CHECK(kWinogradNonfused3x3.multiply_reduction() == 144.0 / 36);
+  CHECK(kWinogradNonfused3x3.tile_expansion() == 36.0 / 16);
+  // Larger output tiles save more multiplies and expand the tensors less: F(6x6, 3x3) 324 / 64
+  // and 64 / 36, where F(2x2, 3x3)'s 4x4 tiles per 2x2 block are 16 / 4.
+  constexpr WinogradTile f6{6, 3};
+  CHECK(f6.multiply_reduction() == Approx(324.0 / 64));
+  CHECK(f6.tile_expansion() == Approx(64.0 / 36));
+  CHECK(kWinogradFused3x3.tile_expansion() == 16.0 / 4);
+}
 
 TEST_CASE("Winograd transforms: cnn10's 64-channel 32x32 layer keeps the fused kernel forward, pays them for the weight gradient",
           "[kernel_model]") {
