@@ -422,12 +422,17 @@ OpCost OpCostModel::on_SGDMomentumUpdate(const OpGraph& g, int op) { return stre
 OpCost OpCostModel::on_AdamUpdate(const OpGraph& g, int op) {
   if (r_.unfused_update_kernels <= 0) return streaming(g, op, OpClass::update);
   // A Python loop of tensor ops per parameter (BertAdam: m*=b1, m+=g, v*=b2, v+=g*g, sqrt, +eps,
-  // divide, decay term, add, *lr, negate, p+=): each op a launch and a pass over whole fp32
-  // tensors, the moments and update round-tripping through DRAM between them.
+  // divide, decay term, add, *lr, negate, p+=): each op a launch and a pass over whole
+  // tensors, the moments and update round-tripping through DRAM between them. A pass moves an
+  // element of the optimizer state's type (inputs {w, grad, m, v}: m's dtype; fp32 in every
+  // graph today, 2 bytes for bf16 or fp16 moments).
   OpCost c = streaming(g, op, OpClass::update, r_.unfused_update_kernels);
   if (r_.unfused_update_accesses > 0) {
-    const double elems = static_cast<double>(g.tensor(g.op(op).inputs[0]).desc.numel());
-    c.memory_s = memory_seconds(elems * 4.0 * r_.unfused_update_accesses);
+    const OpNode& n = g.op(op);
+    const double elems = static_cast<double>(g.tensor(n.inputs[0]).desc.numel());
+    const int state = n.inputs.size() > 2 ? n.inputs[2] : n.inputs[0];
+    const double elem_bytes = static_cast<double>(dtype_bytes(g.tensor(state).desc.dtype));
+    c.memory_s = memory_seconds(elems * elem_bytes * r_.unfused_update_accesses);
   }
   return c;
 }
