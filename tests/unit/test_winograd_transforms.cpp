@@ -12,6 +12,7 @@
 #include "models/builder.hpp"
 #include "models/training.hpp"
 #include "models/work.hpp"
+#include "tests/unit/kernel_rates.hpp"
 
 using namespace xpusim;
 using namespace xpusim::analytical;
@@ -20,19 +21,10 @@ namespace {
 // fp32 kernel-model rates: 10 TFLOP/s CUDA cores, no tensor cores at this precision, 500 GB/s
 // DRAM, an L2 fast enough never to bind, no launch cost.
 Rates fp32_rates(double winograd_speedup) {
-  Rates r;
-  r.kernel_model = true;
-  r.gemm_flops_s = 10e12;
-  r.tensor_flops_s = 0;
-  r.memory_bytes_s = 500e9;
-  r.op_overhead_s = 0;
+  Rates r = test::kernel_model_rates({.tensor_flops_s = 0, .gemm_flops_s = 10e12, .memory_bytes_s = 500e9,
+                                      .op_overhead_s = 0, .sm_count = 68, .smem_kib_per_sm = 64,
+                                      .pipeline_stages = 2, .l2_bytes = 5.5e6});
   r.winograd_speedup = winograd_speedup;
-  r.kernel.sm_count = 68;
-  r.kernel.smem_bytes_per_sm = 64 * 1024.0;
-  r.kernel.registers_per_sm = 65536;
-  r.kernel.pipeline_stages = 2;
-  r.kernel.l2_bytes = 5.5e6;
-  r.kernel.l2_bytes_s = 1e18;
   return r;
 }
 
