@@ -152,7 +152,8 @@ struct FrameworkSpec {
   // tensor (apex FusedAdam / multi-tensor LAMB, the graph's AdamUpdate as counted); N = N
   // separate PyTorch tensor ops per parameter tensor (DeepLearningExamples' BertAdam, which
   // its BERT fine-tuning runs without --fp16), each a launch and a pass over its tensors,
-  // fp32_unfused_update_accesses fp32 reads + writes per parameter element in all.
+  // fp32_unfused_update_accesses reads + writes per parameter element in all (each an element of
+  // the optimizer state's dtype: 4 bytes for the fp32 moments every graph has today).
   int fp32_unfused_update_kernels = 0;
   int fp32_unfused_update_accesses = 0;
   // The same layout choice for the fp32 / TF32 runs (`conv_layout_fp32`, default conv_layout):

@@ -232,14 +232,16 @@ py::object validate_py(const std::string& csv_path, const std::string& framework
   return to_python(j);
 }
 
-// `xpusim calibrate ... --format json` (validation/calibrate_run.hpp runs both): the fit's
-// document; `out` writes the overlay, whose apply hint is in Python's words.
+// `xpusim calibrate ... --format json` (validation/calibrate_run.hpp runs both, and checks every
+// field there, so the CLI's rules hold here): the fit's document; `out` writes the overlay,
+// whose apply hint is in Python's words. `systems` and `objective` are --system and --objective.
 py::object calibrate_py(const std::string& reference, const std::string& device, const std::string& framework,
-                        const std::vector<std::string>& architectures, const std::string& leave_one_out,
-                        const std::string& out, const std::vector<std::string>& overrides, int max_evaluations,
-                        bool progress) {
+                        const std::vector<std::string>& architectures, const std::vector<std::string>& systems,
+                        const std::string& objective, const std::string& leave_one_out, const std::string& out,
+                        const std::vector<std::string>& overrides, int max_evaluations, bool progress) {
   xpusim::validation::CalibrateRequest r;
   r.reference = reference, r.device = device, r.framework = framework, r.architectures = architectures;
+  r.systems = systems, r.objective = objective;
   r.leave_one_out = leave_one_out, r.out = out, r.overrides = overrides;
   r.max_evaluations = max_evaluations;
   r.progress = progress;
@@ -253,9 +255,14 @@ py::object calibrate_py(const std::string& reference, const std::string& device,
     return h + "])";
   };
   std::ostringstream os;
-  {
+  try {
     py::gil_scoped_release release;  // a fit predicts each row hundreds of times
     xpusim::validation::run_calibration(r, os, xpusim::OutputFormat::json);
+  } catch (const xpusim::FieldError& e) {
+    // The request's list fields are the plural keywords here (the CLI's comma-separated flags).
+    if (e.field() == "architecture") throw xpusim::FieldError("architectures", e.message());
+    if (e.field() == "system") throw xpusim::FieldError("systems", e.message());
+    throw;
   }
   return to_python(json::parse(os.str()));
 }
@@ -358,7 +365,8 @@ PYBIND11_MODULE(_core, m) {
         py::kw_only(), py::arg("framework") = "");
   m.def("calibrate", &calibrate_py, "The document of `xpusim calibrate --format json` (xpusim.calibrate wraps it)",
         py::kw_only(), py::arg("reference"), py::arg("device") = "", py::arg("framework") = "",
-        py::arg("architectures") = std::vector<std::string>{}, py::arg("leave_one_out") = "", py::arg("out") = "",
+        py::arg("architectures") = std::vector<std::string>{}, py::arg("systems") = std::vector<std::string>{},
+        py::arg("objective") = "", py::arg("leave_one_out") = "", py::arg("out") = "",
         py::arg("overrides") = std::vector<std::string>{}, py::arg("max_evaluations") = 300,
         py::arg("progress") = false);
   m.def("run", &run_py, "The document of `xpusim run --format json` (xpusim.run wraps it)", py::kw_only(),

@@ -30,11 +30,11 @@ BnFusionRole bn_fusion_role(const OpGraph& g, int op) {
   const OpNode& n = g.op(op);
   if (fused_relu(g, n) > 0) return BnFusionRole::absorbed;
   if (adds_bn_output(g, n)) {
-    // Fused only where a ReLU consumes the sum (ResNet's block output).
-    for (int o = 0; o < g.num_ops(); ++o) {
+    // Fused only where a ReLU consumes the sum (ResNet's block output). The graph's consumer
+    // index holds the sum's readers: O(degree) per add, not a scan of every op.
+    for (int o : g.consumers(n.outputs[0])) {
       const OpNode& c = g.op(o);
-      if (is_relu(c) && c.phase == Phase::forward && !c.inputs.empty() && c.inputs[0] == n.outputs[0])
-        return BnFusionRole::side_input;
+      if (is_relu(c) && c.phase == Phase::forward && c.inputs[0] == n.outputs[0]) return BnFusionRole::side_input;
     }
     return BnFusionRole::none;
   }

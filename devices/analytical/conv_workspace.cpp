@@ -1,6 +1,7 @@
 // Convolutions under a framework's cuDNN workspace cap (conv_workspace.hpp).
 #include "devices/analytical/conv_workspace.hpp"
 
+#include "devices/analytical/winograd.hpp"
 #include "models/dtype.hpp"
 
 namespace xpusim::analytical {
@@ -15,7 +16,7 @@ double conv_fast_workspace_bytes(const OpGraph& g, int op) {
                     a.stride_w == 1 && a.dilation_h == 1 && a.dilation_w == 1 && a.groups == 1;
   if (!fast) return 0.0;
   const double elems = static_cast<double>(g.tensor(f.inputs[0]).desc.numel() + g.tensor(f.outputs[0]).desc.numel());
-  return 2.25 * elems * static_cast<double>(dtype_bytes(activation_dtype(g.precision)));
+  return kWinogradNonfused3x3.tile_expansion() * elems * static_cast<double>(dtype_bytes(activation_dtype(g.precision)));
 }
 
 void apply_conv_workspace_cap(const OpGraph& g, int op, const Rates& r, OpCost& c) {

@@ -12,7 +12,7 @@ namespace xpusim::analytical {
 // Scratch bytes the fast algorithm of one convolution op needs: for a 3x3 or 5x5 stride-1,
 // undilated, ungrouped convolution (cuDNN's Winograd-nonfused / FFT-tiling family), the
 // transformed tiles of its activation input and output, 2.25x each (F(4x4, 3x3): a 6x6 tile
-// per 4x4 outputs, 36/16; the same expansion op_cost.cpp prices for WINOGRAD_NONFUSED), in
+// per 4x4 outputs, 36/16: winograd.hpp's kWinogradNonfused3x3, which op_cost.cpp prices too), in
 // the activation dtype. Backward ops take their forward's geometry (the data gradient
 // transforms dy and dx, the weight gradient x and dy: the same sizes). 0 for every other op.
 double conv_fast_workspace_bytes(const OpGraph& g, int op);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "devices/analytical/winograd.hpp"
 #include "models/dtype.hpp"
 
 namespace xpusim::analytical {
@@ -22,8 +23,6 @@ const char* op_class_name(OpClass c) {
 }
 
 namespace {
-// F(2x2, 3x3): 16 multiplies for the 2x2 outputs a direct 3x3 takes 36 for.
-constexpr double kWinogradFusedMax = 36.0 / 16.0;
 double io_bytes(const OpNode& n) { return static_cast<double>(n.work.bytes_read + n.work.bytes_written); }
 }  // namespace
 
@@ -112,8 +111,10 @@ OpCost OpCostModel::cuda_core_winograd_3x3(const OpGraph& g, const GemmShape& s,
   // transformed byte and the traffic eats the saving (cnn10's 64-128 channels, issue 31).
   OpCost best = kernel_gemms(g, {s}, false, 3, r_.winograd_speedup);
   const double act = static_cast<double>(dtype_bytes(activation_dtype(g.precision)));
-  const double gemm_traffic_s = memory_seconds(2.25 * act_elems * act);
-  const double transform_s = memory_seconds(3.25 * act_elems * act);
+  const double expand = kWinogradNonfused3x3.tile_expansion();  // 2.25
+  const double gemm_traffic_s = memory_seconds(expand * act_elems * act);
+  // Each transform reads its tensor once and writes (or reads) the expanded tiles: 3.25 x.
+  const double transform_s = memory_seconds((expand + 1.0) * act_elems * act);
   best.compute_s = std::max(best.compute_s, gemm_traffic_s) + transform_s;
   best.memory_s = std::max(best.memory_s, gemm_traffic_s) + transform_s;
   best.flops_saved = flops - flops / r_.winograd_speedup;
@@ -122,7 +123,7 @@ OpCost OpCostModel::cuda_core_winograd_3x3(const OpGraph& g, const GemmShape& s,
   // for the forward pass and the data gradient only (cudnnConvolutionBwdFilterAlgo_t's
   // WINOGRAD is "not implemented"; the weight gradient has WINOGRAD_NONFUSED alone).
   if (fused_ok) {
-    const double fused = std::min(r_.winograd_speedup, kWinogradFusedMax);
+    const double fused = std::min(r_.winograd_speedup, kWinogradFused3x3.multiply_reduction());
     OpCost f = kernel_gemms(g, {s}, false, 1, fused);
     f.flops_saved = flops - flops / fused;
     if (f.time_s() < best.time_s()) best = f;
@@ -233,7 +234,7 @@ OpCost OpCostModel::conv(const OpGraph& g, int op) const {
       if (a.kernel_h == 3) {
         OpCost t = kernel_gemms(g, {s}, true, 3, r_.winograd_speedup);
         const double act = static_cast<double>(dtype_bytes(activation_dtype(g.precision)));
-        const double transform_bytes = 2.0 * 2.25 * (x_elems + dy_elems) * act;
+        const double transform_bytes = 2.0 * kWinogradNonfused3x3.tile_expansion() * (x_elems + dy_elems) * act;
         const double transform_s = memory_seconds(transform_bytes);
         t.compute_s += transform_s;
         t.memory_s += transform_s;
@@ -421,12 +422,17 @@ OpCost OpCostModel::on_SGDMomentumUpdate(const OpGraph& g, int op) { return stre
 OpCost OpCostModel::on_AdamUpdate(const OpGraph& g, int op) {
   if (r_.unfused_update_kernels <= 0) return streaming(g, op, OpClass::update);
   // A Python loop of tensor ops per parameter (BertAdam: m*=b1, m+=g, v*=b2, v+=g*g, sqrt, +eps,
-  // divide, decay term, add, *lr, negate, p+=): each op a launch and a pass over whole fp32
-  // tensors, the moments and update round-tripping through DRAM between them.
+  // divide, decay term, add, *lr, negate, p+=): each op a launch and a pass over whole
+  // tensors, the moments and update round-tripping through DRAM between them. A pass moves an
+  // element of the optimizer state's type (inputs {w, grad, m, v}: m's dtype; fp32 in every
+  // graph today, 2 bytes for bf16 or fp16 moments).
   OpCost c = streaming(g, op, OpClass::update, r_.unfused_update_kernels);
   if (r_.unfused_update_accesses > 0) {
-    const double elems = static_cast<double>(g.tensor(g.op(op).inputs[0]).desc.numel());
-    c.memory_s = memory_seconds(elems * 4.0 * r_.unfused_update_accesses);
+    const OpNode& n = g.op(op);
+    const double elems = static_cast<double>(g.tensor(n.inputs[0]).desc.numel());
+    const int state = n.inputs.size() > 2 ? n.inputs[2] : n.inputs[0];
+    const double elem_bytes = static_cast<double>(dtype_bytes(g.tensor(state).desc.dtype));
+    c.memory_s = memory_seconds(elems * elem_bytes * r_.unfused_update_accesses);
   }
   return c;
 }

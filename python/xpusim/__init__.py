@@ -221,16 +221,22 @@ def systolic(*, topology="", model="", array_rows=128, array_cols=128, dataflow=
 
 
 @_keywords
-def calibrate(*, reference, device="", framework="", architectures=(), leave_one_out="", out="", overrides=(),
-              max_evaluations=300, progress=False):
+def calibrate(*, reference, device="", framework="", architectures=(), systems=(), objective="", leave_one_out="",
+              out="", overrides=(), max_evaluations=300, progress=False):
     """Fits efficiency constants to reference rows, as `xpusim calibrate --format json`.
 
-    Give one of device, framework or architectures (or none of them with leave_one_out="study").
+    Give one of device, framework, architectures or systems (or none of them with leave_one_out="study").
     Parameters:
       reference        reference CSV path (columns: /work/shared/reference/README.md)
       device           fit this device's `calibrate:` constants (configs/devices/) on its rows
       framework        instead: fit this framework profile's `calibrate:` constants on its rows
       architectures    instead: GPU architectures (configs/architectures/) fitted as one shared set
+      systems          instead: systems (configs/systems/) whose `calibrate:` fields (dotted, e.g.
+                       intra_host.allreduce_efficiency) are fitted as one shared set on every row
+                       that runs on them (the CLI's --system)
+      objective        "" or "log_error": ln(predicted/reference) per row; "scaling": each
+                       multi-device row's log error less its 1-device row's (device, framework
+                       or systems fits; for constants that act only between devices)
       leave_one_out    "" | model | study | architecture: refit without each model (study: each
                        source of the CSV; architecture: each generation) and report its error
       out              write the fitted values as a YAML overlay to this path ("" = none)
@@ -240,10 +246,11 @@ def calibrate(*, reference, device="", framework="", architectures=(), leave_one
     Returns: dict: params {KEY: {initial, fitted}} (in the YAML key's units), rms_log_error_before/
     _after (natural log, dimensionless), mape_pct_before/_after (percent), rows_used (count), rows
     (each row's prediction) and, with leave_one_out, the held-out errors (percent).
-    Raises: FieldError naming the keyword (device, framework, leave_one_out, out, ...); Error.
+    Raises: FieldError naming the keyword (device, framework, systems, objective, leave_one_out, out, ...); Error.
     """
     return _core.calibrate(reference=str(reference), device=device, framework=framework,
-                           architectures=_builtins.list(architectures), leave_one_out=leave_one_out, out=str(out),
+                           architectures=_builtins.list(architectures), systems=_builtins.list(systems),
+                           objective=objective, leave_one_out=leave_one_out, out=str(out),
                            overrides=_builtins.list(overrides), max_evaluations=max_evaluations, progress=progress)
 
 

@@ -30,7 +30,8 @@ def sweep(sweep: Union[str, os.PathLike], output: Union[str, os.PathLike], *, jo
 def systolic(*, topology: Union[str, os.PathLike] = "", model: str = "", array_rows: int = 128,
              array_cols: int = 128, dataflow: str = "ws") -> Dict[str, Any]: ...
 def calibrate(*, reference: Union[str, os.PathLike], device: str = "", framework: str = "",
-              architectures: Iterable[str] = (), leave_one_out: str = "", out: Union[str, os.PathLike] = "",
+              architectures: Iterable[str] = (), systems: Iterable[str] = (), objective: str = "",
+              leave_one_out: str = "", out: Union[str, os.PathLike] = "",
               overrides: Iterable[str] = (), max_evaluations: int = 300, progress: bool = False) -> Dict[str, Any]: ...
 def run(*, model: str, backend: str, batch: int = 32, steps: int = 10, warmup: int = 2, precision: str = "fp32",
         gpus: int = 1, threads: int = 0, seed: int = 1, optimizer: str = "", task: str = "train",

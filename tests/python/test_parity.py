@@ -111,6 +111,46 @@ class CalibrateRunTest(unittest.TestCase):
             xpusim.calibrate(reference=self.CSV, device="v100_sxm2_16gb", max_evaluations=0)
         self.assertEqual(cm.exception.field, "max_evaluations")
 
+    def test_calibrate_systems_scaling_equals_cli_json(self):
+        # The CLI's --system and --objective scaling as keywords: one A100 PCIe ResNet-50 group
+        # on server_pcie at 1, 2, 4 and 8 GPUs, its fields fitted on the scaling error alone.
+        import csv
+        import tempfile
+        modern = os.path.join(self.SRC, "tests", "data", "reference", "modern_calibration.csv")
+        with open(modern, newline="") as f:
+            rows = list(csv.reader(f))
+        head = rows[0]
+        col = {name: i for i, name in enumerate(head)}
+        group = [r for r in rows[1:] if r[col["setup"]] == "server_pcie" and r[col["device"]] == "a100_pcie_40gb"
+                 and r[col["model"]] == "resnet50" and r[col["precision"]] == "mixed_fp16"]
+        self.assertEqual(sorted(int(r[col["num_devices"]]) for r in group), [1, 2, 4, 8])
+        with tempfile.TemporaryDirectory() as d:
+            ref = os.path.join(d, "pcie.csv")
+            with open(ref, "w", newline="") as f:
+                csv.writer(f, lineterminator="\n").writerows([head] + group)
+            py = xpusim.calibrate(reference=ref, systems=["server_pcie"], objective="scaling", max_evaluations=20)
+            cli = cli_json("calibrate", "--reference", ref, "--system", "server_pcie", "--objective", "scaling",
+                           "--max-evaluations", "20", "--format", "json")
+            strip = lambda doc: {k: v for k, v in doc.items() if k not in VOLATILE}  # noqa: E731
+            self.assertEqual(strip(py), strip(cli))
+            self.assertIn("intra_host.allreduce_efficiency", py["params"])
+            # The default objective fits the same fields to other values than the scaling one.
+            plain = xpusim.calibrate(reference=ref, systems=["server_pcie"], max_evaluations=20)
+            self.assertEqual(strip(plain), strip(cli_json("calibrate", "--reference", ref, "--system", "server_pcie",
+                                                          "--max-evaluations", "20", "--format", "json")))
+            self.assertNotEqual(plain["rms_log_error_after"], py["rms_log_error_after"])
+            # Bad values: the same rules as the CLI's, the error naming the keyword.
+            for kwargs, field in ((dict(systems=["server_pcie"], objective="fast"), "objective"),
+                                  (dict(architectures=["ampere_ga100"], objective="scaling"), "objective"),
+                                  (dict(systems=["no_such_system"]), "systems"),
+                                  (dict(architectures=["no_such_arch"]), "architectures"),
+                                  (dict(systems=["server_pcie"], device="a100_pcie_40gb"), "systems"),
+                                  (dict(systems=["server_pcie"], out=os.path.join(d, "x.yaml")), "out")):
+                with self.subTest(**{k: str(v) for k, v in kwargs.items()}):
+                    with self.assertRaises(xpusim.FieldError) as cm:
+                        xpusim.calibrate(reference=ref, max_evaluations=5, **kwargs)
+                    self.assertEqual(cm.exception.field, field)
+
     def test_predict_global_batch(self):
         # Gradient accumulation: the same document as the CLI's, and a field error naming the keyword.
         py = xpusim.predict(model="resnet50", device="v100_sxm2_16gb", count=8, system="dgx1v_nvlink", batch=64,

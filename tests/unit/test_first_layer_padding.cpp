@@ -10,6 +10,7 @@
 #include "engine/framework_spec.hpp"
 #include "models/builder.hpp"
 #include "models/work.hpp"
+#include "tests/unit/kernel_rates.hpp"
 
 using namespace xpusim;
 using namespace xpusim::analytical;
@@ -18,18 +19,9 @@ namespace {
 // ResNet's stem: 7x7 stride-2 (padding 3) convolution, 3 -> 64 channels at 224x224, batch 32,
 // mixed precision; kernel-model rates of 100 TFLOP/s tensor cores, 10 TFLOP/s CUDA cores.
 Rates stem_rates(int pad_to) {
-  Rates r;
-  r.kernel_model = true;
-  r.tensor_flops_s = 100e12;
-  r.gemm_flops_s = 10e12;
-  r.memory_bytes_s = 1e12;
-  r.op_overhead_s = 10e-6;
-  r.kernel.sm_count = 80;
-  r.kernel.smem_bytes_per_sm = 96 * 1024.0;
-  r.kernel.registers_per_sm = 65536;
-  r.kernel.pipeline_stages = 3;
-  r.kernel.l2_bytes = 6e6;
-  r.kernel.l2_bytes_s = 1e18;
+  Rates r = test::kernel_model_rates({.tensor_flops_s = 100e12, .gemm_flops_s = 10e12, .memory_bytes_s = 1e12,
+                                      .op_overhead_s = 10e-6, .sm_count = 80, .smem_kib_per_sm = 96,
+                                      .pipeline_stages = 3, .l2_bytes = 6e6});
   r.first_layer_channels_padded_to = pad_to;
   return r;
 }

@@ -70,6 +70,25 @@ TEST_CASE("unfused Adam: 13 launches and 31 fp32 accesses per element instead of
   CHECK(launches.time_s() == Approx(29.360128e-6 + 130e-6));
 }
 
+TEST_CASE("unfused Adam: each access moves an element of the optimizer state's type") {
+  OneDense d;
+  REQUIRE(d.adam >= 0);
+  const OpNode& n = d.g.op(d.adam);
+  REQUIRE(n.inputs.size() == 4);  // w, grad, m, v
+  REQUIRE(d.g.tensor(n.inputs[2]).desc.dtype == DType::fp32);
+  // bf16 moments (a low-precision optimizer state): 31 x 1,048,576 x 2 B =
+  // 65,011,712 B = 65.011712 us at 1 TB/s, half the fp32 loop's bytes; the launches stay 13.
+  d.g.tensor_mut(n.inputs[2]).desc.dtype = DType::bf16;
+  d.g.tensor_mut(n.inputs[3]).desc.dtype = DType::bf16;
+  const OpCost loop = OpCostModel(rates(13, 31)).visit(d.g, d.adam);
+  CHECK(loop.memory_s == Approx(65.011712e-6));
+  CHECK(loop.overhead_s == Approx(130e-6));
+  // fp16 moments: the same 2 bytes.
+  d.g.tensor_mut(n.inputs[2]).desc.dtype = DType::fp16;
+  d.g.tensor_mut(n.inputs[3]).desc.dtype = DType::fp16;
+  CHECK(OpCostModel(rates(13, 31)).visit(d.g, d.adam).memory_s == Approx(65.011712e-6));
+}
+
 TEST_CASE("fp32_unfused_update_*: read from the profile, default fused, a bad value names its line") {
   const std::string p = (std::filesystem::temp_directory_path() / "xpusim_unfused_update.yaml").string();
   std::ofstream(p) << "name: fw\nengines: [analytical]\nfp32_unfused_update_kernels: 13\nfp32_unfused_update_accesses: 31\n";

@@ -8,9 +8,11 @@
 #include <catch2/catch.hpp>
 
 #include "devices/analytical/op_cost.hpp"
+#include "devices/analytical/winograd.hpp"
 #include "models/builder.hpp"
 #include "models/training.hpp"
 #include "models/work.hpp"
+#include "tests/unit/kernel_rates.hpp"
 
 using namespace xpusim;
 using namespace xpusim::analytical;
@@ -19,19 +21,10 @@ namespace {
 // fp32 kernel-model rates: 10 TFLOP/s CUDA cores, no tensor cores at this precision, 500 GB/s
 // DRAM, an L2 fast enough never to bind, no launch cost.
 Rates fp32_rates(double winograd_speedup) {
-  Rates r;
-  r.kernel_model = true;
-  r.gemm_flops_s = 10e12;
-  r.tensor_flops_s = 0;
-  r.memory_bytes_s = 500e9;
-  r.op_overhead_s = 0;
+  Rates r = test::kernel_model_rates({.tensor_flops_s = 0, .gemm_flops_s = 10e12, .memory_bytes_s = 500e9,
+                                      .op_overhead_s = 0, .sm_count = 68, .smem_kib_per_sm = 64,
+                                      .pipeline_stages = 2, .l2_bytes = 5.5e6});
   r.winograd_speedup = winograd_speedup;
-  r.kernel.sm_count = 68;
-  r.kernel.smem_bytes_per_sm = 64 * 1024.0;
-  r.kernel.registers_per_sm = 65536;
-  r.kernel.pipeline_stages = 2;
-  r.kernel.l2_bytes = 5.5e6;
-  r.kernel.l2_bytes_s = 1e18;
   return r;
 }
 
@@ -61,6 +54,23 @@ void build(Layer& l, int c, int hw) {
   }
 }
 }  // namespace
+
+TEST_CASE("Winograd tile arithmetic: Lavin & Gray's F(2x2, 3x3) and F(4x4, 3x3)", "[kernel_model]") {
+  // F(2x2, 3x3): a 4x4 input tile, 16 multiplies for the 2 x 2 x 9 = 36 of a direct 3x3.
+  CHECK(kWinogradFused3x3.input_tile() == 4);
+  CHECK(kWinogradFused3x3.multiply_reduction() == 36.0 / 16);
+  // F(4x4, 3x3): a 6x6 input tile, 36 multiplies for 4 x 4 x 9 = 144; 36 transformed elements
+  // per 16 of the tensor.
+  CHECK(kWinogradNonfused3x3.input_tile() == 6);
+  CHECK(kWinogradNonfused3x3.multiply_reduction() == 144.0 / 36);
+  CHECK(kWinogradNonfused3x3.tile_expansion() == 36.0 / 16);
+  // Larger output tiles save more multiplies and expand the tensors less: F(6x6, 3x3) 324 / 64
+  // and 64 / 36, where F(2x2, 3x3)'s 4x4 tiles per 2x2 block are 16 / 4.
+  constexpr WinogradTile f6{6, 3};
+  CHECK(f6.multiply_reduction() == Approx(324.0 / 64));
+  CHECK(f6.tile_expansion() == Approx(64.0 / 36));
+  CHECK(kWinogradFused3x3.tile_expansion() == 16.0 / 4);
+}
 
 TEST_CASE("Winograd transforms: cnn10's 64-channel 32x32 layer keeps the fused kernel forward, pays them for the weight gradient",
           "[kernel_model]") {
