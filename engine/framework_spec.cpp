@@ -237,6 +237,12 @@ FrameworkSpec parse_framework_spec(const YAML::Node& root, const std::string& pa
                     "workers); other systems take input_workers_per_device")) {
     if (n < 1 || n > 4096 || n != static_cast<double>(static_cast<int>(n)))
       r.fail("input_workers_per_device_by_system", system + ": must be a whole number in [1, 4096]");
+    // A misspelt system would silently take input_workers_per_device: name the systems there are.
+    try {
+      find_config_file("systems", system, "input_workers_per_device_by_system", "system");
+    } catch (const FieldError& e) {
+      r.fail("input_workers_per_device_by_system", e.message());
+    }
     f.input_workers_per_device_by_system[system] = static_cast<int>(n);
   }
   if (!f.input_workers_per_device_by_system.empty() && f.input_threads > 0)

@@ -390,6 +390,9 @@ TEST_CASE("per-system DataLoader workers: whole numbers only, and not with input
   write("name: fw\nengines: [analytical]\ninput_workers_per_device_by_system: {dgx_a100: 2.5}\n");
   CHECK_THROWS_WITH(load_framework_spec(p), p + ":3: input_workers_per_device_by_system: dgx_a100: must be a whole "
                                                 "number in [1, 4096]");
+  write("name: fw\nengines: [analytical]\ninput_workers_per_device_by_system: {dgx_a10: 16}\n");
+  CHECK_THROWS_WITH(load_framework_spec(p), Catch::StartsWith(p + ":3: input_workers_per_device_by_system: unknown "
+                                                                  "system 'dgx_a10'"));
   write("name: fw\nengines: [analytical]\ninput_threads: 1\ninput_workers_per_device_by_system: {dgx_a100: 2}\n");
   CHECK_THROWS_WITH(load_framework_spec(p), Catch::Contains("input_workers_per_device_by_system: give input_threads"));
   fs::remove(p);
