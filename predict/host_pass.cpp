@@ -177,7 +177,11 @@ void apply_run_costs(const ResolvedPlacement& pl, bool real_backend, int64_t tok
     Activity activity = activity_from_utilization(rep.utilization);
     // The kernel-resident share where the step's monitoring reports it (predict/monitoring.hpp).
     auto smi = rep.extra.find("gpu_util_pct_smi");
-    if (smi != rep.extra.end() && smi->is_number()) activity.resident = smi->get<double>() / 100.0;
+    if (smi != rep.extra.end() && smi->is_number()) {
+      activity.resident = smi->get<double>() / 100.0;
+      // One board, as nvidia-smi's power.draw reads it (no host share, whatever the count).
+      rep.extra["gpu_power_w"] = device_power_w(pl.device->power, activity);
+    }
     rep.power_w = placement_power_w(pl.device->power, activity, pl.count, per_host, host_w);
     rep.energy_per_step_j = rep.power_w * rep.step_time_s;
   }

@@ -21,6 +21,10 @@ const Fixed kFixed[] = {
     {"cost_relative_to_k80", MetricKind::cost_relative_to_k80},
     {"images_per_s_per_usd_per_h", MetricKind::images_per_s_per_usd_per_h},
     {"infer_throughput", MetricKind::infer_throughput},
+    {"gpu_util_pct_smi", MetricKind::gpu_util_pct_smi},
+    {"gpu_mem_ctrl_util_pct", MetricKind::gpu_mem_ctrl_util_pct},
+    {"gpu_mem_used_bytes", MetricKind::gpu_mem_used_bytes},
+    {"gpu_power_w", MetricKind::gpu_power_w},
 };
 // Metrics with an accuracy target suffix: <prefix><X>, X a fraction such as 0.757.
 const Fixed kTargeted[] = {
@@ -64,6 +68,9 @@ const std::vector<std::string>& metric_units(MetricKind k) {
   static const std::vector<std::string> hours{"h", "hours"};
   static const std::vector<std::string> minutes{"min", "minutes"};
   static const std::vector<std::string> per_dollar{"(images/s)/(usd/h)", "(samples/s)/(usd/h)"};
+  static const std::vector<std::string> percent{"%", "pct"};
+  static const std::vector<std::string> bytes{"bytes", "B"};
+  static const std::vector<std::string> watts{"W"};
   switch (k) {
     case MetricKind::train_throughput:
     case MetricKind::infer_throughput: return throughput;
@@ -82,6 +89,10 @@ const std::vector<std::string>& metric_units(MetricKind k) {
     case MetricKind::minutes_to_top1:
     case MetricKind::minutes_to_top5: return minutes;
     case MetricKind::images_per_s_per_usd_per_h: return per_dollar;
+    case MetricKind::gpu_util_pct_smi:
+    case MetricKind::gpu_mem_ctrl_util_pct: return percent;
+    case MetricKind::gpu_mem_used_bytes: return bytes;
+    case MetricKind::gpu_power_w: return watts;
   }
   return ratio;
 }

@@ -25,6 +25,11 @@ enum class MetricKind {
   minutes_to_top5,
   images_per_s_per_usd_per_h,
   infer_throughput,                  // samples/s of forward passes (predicted with task inference)
+  // Monitoring readings of a training step, as the tools report them (predict/monitoring.hpp):
+  gpu_util_pct_smi,       // nvidia-smi utilization.gpu: % of the step a kernel is resident
+  gpu_mem_ctrl_util_pct,  // nvidia-smi utilization.memory: % of the step the memory controller is busy
+  gpu_mem_used_bytes,     // nvidia-smi memory.used, per GPU (allocator policy and CUDA context)
+  gpu_power_w,            // nvidia-smi power.draw: one board's average power over the step
 };
 
 struct Metric {

@@ -304,6 +304,19 @@ class RowEvaluator {
       case MetricKind::images_per_s_per_usd_per_h:
         pred = cost::images_per_s_per_usd_per_h(throughput(rep), usd_per_hour(row));
         break;
+      case MetricKind::gpu_util_pct_smi:
+      case MetricKind::gpu_mem_ctrl_util_pct:
+      case MetricKind::gpu_mem_used_bytes:
+      case MetricKind::gpu_power_w: {
+        // The step's monitoring readings (predict/monitoring.hpp, predict/host_pass.cpp): only
+        // GPUs on an engine that models the step report them.
+        auto it = rep.extra.find(row.metric);
+        if (it == rep.extra.end() || !it->is_number())
+          throw Skip{"metric: the " + rep.engine + " engine reports no " + row.metric + " for device '" + row.device +
+                     "' (GPUs on the analytical engine do)"};
+        pred = it->get<double>();
+        break;
+      }
       case MetricKind::epochs_to_top1:
       case MetricKind::epochs_to_top5: {
         std::string dataset = dataset_of(row), kind = is_top5(metric->kind) ? "top5" : "top1";

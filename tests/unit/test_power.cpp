@@ -187,6 +187,8 @@ TEST_CASE("predict: power_w within the placement's bounds, energy = power x step
     a.resident = rep.extra.at("gpu_util_pct_smi").get<double>() / 100.0;
     const double per_card = 75 + 185 * dynamic_fraction(a);
     CHECK(rep.power_w == Approx(2 * per_card + 30));
+    // One board as nvidia-smi's power.draw reads it: the card's figure without the host share.
+    CHECK(rep.extra.at("gpu_power_w").get<double>() == Approx(per_card));
     auto j = rep.to_json();
     CHECK(j["power_w"].get<double>() == Approx(rep.power_w));
     CHECK(j.contains("energy_per_step_j"));

@@ -119,6 +119,45 @@ TEST_CASE("validate: throughput and epoch times follow the engine", "[validation
   CHECK(r.by_device[0].mape_pct == Approx((std::fabs(errs[0]) + std::fabs(errs[1])) / 2));
 }
 
+TEST_CASE("validate: monitoring rows compare the step's nvidia-smi readings (issue 31)", "[validation][run]") {
+  test::FakeConfigDir cfg;
+  ValidateOptions o;
+  // The fake GPU's step reports the four readings (predict/monitoring.hpp, host_pass.cpp); the
+  // fake TPU's none, as the analytical engine does for TPUs and CPUs.
+  o.predict = [](const PredictRequest& req) {
+    StepReport rep = fake_predict(req);
+    if (req.placement.device == "fake_gpu") {
+      rep.extra["gpu_util_pct_smi"] = 80.0;
+      rep.extra["gpu_mem_ctrl_util_pct"] = 25.0;
+      rep.extra["gpu_mem_used_bytes"] = 2e9;
+      rep.extra["gpu_power_w"] = 200.0;
+    }
+    return rep;
+  };
+  o.prices = &kNoPrices;
+  o.curves = &kNoCurves;
+  auto r = validate_rows(parse_reference_csv(kHeader +
+                                                 "s,fake_gpu,1,,tf,mnist_mlp,mnist,128,fp32,synthetic,gpu_util_pct_smi,100,%,\n"
+                                                 "s,fake_gpu,1,,tf,mnist_mlp,mnist,128,fp32,synthetic,gpu_mem_ctrl_util_pct,20,pct,\n"
+                                                 "s,fake_gpu,1,,tf,mnist_mlp,mnist,128,fp32,synthetic,gpu_mem_used_bytes,4e9,bytes,\n"
+                                                 "s,fake_gpu,1,,tf,mnist_mlp,mnist,128,fp32,synthetic,gpu_power_w,250,W,\n"
+                                                 "s,fake_tpu,8,,tf,mnist_mlp,,128,bf16,synthetic,gpu_util_pct_smi,50,%,\n"
+                                                 "s,fake_gpu,1,,tf,mnist_mlp,mnist,128,fp32,synthetic,gpu_power_w,0.25,kW,\n",
+                                             "t.csv"),
+                         o, "t.csv");
+  REQUIRE(r.rows_used == 4);
+  CHECK(*at_line(r, 2).predicted == Approx(80.0));
+  CHECK(*at_line(r, 2).error_pct == Approx(-20.0));
+  CHECK(*at_line(r, 3).error_pct == Approx(25.0));
+  CHECK(*at_line(r, 4).error_pct == Approx(-50.0));
+  CHECK(*at_line(r, 5).error_pct == Approx(-20.0));
+  CHECK_FALSE(at_line(r, 6).used);
+  CHECK(at_line(r, 6).reason.find("reports no gpu_util_pct_smi") != std::string::npos);
+  CHECK_FALSE(at_line(r, 7).used);
+  CHECK(at_line(r, 7).reason.find("unit: 'kW'") != std::string::npos);
+  CHECK(parse_metric("gpu_power_w")->kind == MetricKind::gpu_power_w);
+}
+
 TEST_CASE("validate: MAPE per framework, in JSON and the table", "[validation][run]") {
   test::FakeConfigDir cfg;
   double thr = fake_throughput("mnist_mlp", 128, 1, 10, 0.5, 0.002);
