@@ -152,7 +152,7 @@ SystemSpec load_system_spec(const std::string& path, const std::vector<std::stri
                   [](long long v) { return v >= 1 && v <= 8 ? "" : "must be in [1, 8]"; }));
     if (s.host.cpu_cores % s.host.threads_per_core != 0)
       h.fail("threads_per_core", "must divide cpu_cores (" + std::to_string(s.host.cpu_cores) + " hardware threads)");
-    s.host.smt_yield = h.number("smt_yield", 0.3, "x",
+    s.host.smt_yield = h.number("smt_yield", HostSpec{}.smt_yield, "x",
                                 "work a core's second and later hardware threads add, as a share of one thread's "
                                 "(applies when threads_per_core > 1)",
                                 [](double v) { return v >= 0 && v <= 1 ? "" : "must be in [0, 1]"; });

@@ -36,6 +36,17 @@ StepReport run(const std::string& device, int count, const std::string& model, i
   return predict(r);
 }
 double epoch_s(const StepReport& r, double examples) { return examples / r.throughput_samples_per_s; }
+
+// A profile file in the temp directory that each write() replaces; removed at the end.
+struct TempProfile {
+  explicit TempProfile(const std::string& name) : path((fs::temp_directory_path() / name).string()) {}
+  ~TempProfile() { fs::remove(path); }
+  const std::string& write(const std::string& text) const {
+    std::ofstream(path) << text;
+    return path;
+  }
+  const std::string path;
+};
 }  // namespace
 
 TEST_CASE("every framework profile parses, and no name means two profiles on one engine", "[frameworks]") {
@@ -377,11 +388,9 @@ TEST_CASE("a host's SMT: threads_per_core must divide its hardware threads, the 
 }
 
 TEST_CASE("per-system DataLoader workers: whole numbers only, and not with input_threads", "[frameworks]") {
-  const std::string p = (fs::temp_directory_path() / "xpusim_fw_workers.yaml").string();
-  auto write = [&](const std::string& text) {
-    std::ofstream(p) << text;
-    return p;
-  };
+  const TempProfile tmp("xpusim_fw_workers.yaml");
+  const std::string& p = tmp.path;
+  auto write = [&](const std::string& text) { return tmp.write(text); };
   write("name: fw\nengines: [analytical]\ninput_workers_per_device: 8\n"
         "input_workers_per_device_by_system: {dgx_a100: 16}\n");
   const FrameworkSpec ok = load_framework_spec(p);
@@ -395,15 +404,12 @@ TEST_CASE("per-system DataLoader workers: whole numbers only, and not with input
                                                                   "system 'dgx_a10'"));
   write("name: fw\nengines: [analytical]\ninput_threads: 1\ninput_workers_per_device_by_system: {dgx_a100: 2}\n");
   CHECK_THROWS_WITH(load_framework_spec(p), Catch::Contains("input_workers_per_device_by_system: give input_threads"));
-  fs::remove(p);
 }
 
 TEST_CASE("a profile field that does not apply to a listed engine is an error at its line", "[frameworks]") {
-  const std::string p = (fs::temp_directory_path() / "xpusim_fw_scope.yaml").string();
-  auto write = [&](const std::string& text) {
-    std::ofstream(p) << text;
-    return p;
-  };
+  const TempProfile tmp("xpusim_fw_scope.yaml");
+  const std::string& p = tmp.path;
+  auto write = [&](const std::string& text) { return tmp.write(text); };
   // A TPU profile that sets GPU-only fields: the first one is named with its line.
   write("name: fw\nengines: [tpu_systemc]\nstep_overhead_ms: 3\ninput_mode: device_loader\n");
   CHECK_THROWS_WITH(load_framework_spec(p),
@@ -428,7 +434,6 @@ TEST_CASE("a profile field that does not apply to a listed engine is an error at
     INFO(scope.field);
     CHECK(std::any_of(docs.begin(), docs.end(), [&](const FieldDoc& d) { return d.key == scope.field; }));
   }
-  fs::remove(p);
 }
 
 TEST_CASE("framework names come from an index that follows the profile directory", "[frameworks]") {
