@@ -63,7 +63,12 @@ void register_compare(CLI::App& app) {
       inputs = cost::compare_inputs_fingerprint(s);
       std::error_code ec;
       if (a->resume && std::filesystem::exists(a->out, ec)) {
-        cost::CompareRowFile prev = cost::read_compare_rows(a->out, f);
+        cost::CompareRowFile prev;
+        try {
+          prev = cost::read_compare_rows(a->out, f);
+        } catch (const UserError& e) {
+          throw UserError(std::string("--resume: ") + e.what() + "; run without --resume, or give another --out");
+        }
         if (prev.inputs != inputs)
           throw UserError("--resume: " + a->out + " was written for other inputs (inputs fingerprint " + prev.inputs +
                           ", this study file and xpusim version give " + inputs +

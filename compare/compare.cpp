@@ -63,6 +63,10 @@ nlohmann::json CompareRow::to_json() const {
   j["power_source"] = power_source.empty() ? nlohmann::json(nullptr) : nlohmann::json(power_source);
   j["energy_kwh"] = opt_json(energy_kwh);
   j["breakeven_runs"] = opt_json(breakeven_runs);
+  j["gpu_util_pct_smi"] = opt_json(gpu_util_pct_smi);
+  j["gpu_mem_used_bytes"] = opt_json(gpu_mem_used_bytes);
+  j["gpu_power_w"] = opt_json(gpu_power_w);
+  j["cpu_util_pct"] = opt_json(cpu_util_pct);
   j["error"] = error.empty() ? nlohmann::json(nullptr) : nlohmann::json(error);
   j["note"] = note.empty() ? nlohmann::json(nullptr) : nlohmann::json(note);
   return j;
@@ -120,6 +124,8 @@ CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress
     std::string note;   // it ran, but gives no speed to cost (does not fit)
     std::string bottleneck;
     double power_w = 0;  // modelled (docs/power.md); 0 = none
+    // The step's monitoring readings (predict/monitoring.hpp), when the engine reports them.
+    std::optional<double> gpu_util_pct_smi, gpu_mem_used_bytes, gpu_power_w, cpu_util_pct;
     double compile_time_s = 0;  // the prediction's one-off graph build / compile (first epoch)
   };
   std::map<std::string, Tp> cache;
@@ -199,6 +205,15 @@ CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress
               tp.value = rep.throughput_samples_per_s;
             tp.bottleneck = resource_name(rep.bottleneck);
             tp.power_w = rep.power_w;
+            auto reading = [&](const char* name) -> std::optional<double> {
+              auto it = rep.extra.find(name);
+              if (it == rep.extra.end() || !it->is_number()) return std::nullopt;
+              return it->get<double>();
+            };
+            tp.gpu_util_pct_smi = reading("gpu_util_pct_smi");
+            tp.gpu_mem_used_bytes = reading("gpu_mem_used_bytes");
+            tp.gpu_power_w = reading("gpu_power_w");
+            tp.cpu_util_pct = reading("cpu_util_pct");
             if (rep.throughput_tokens_per_s > 0 && rep.throughput_samples_per_s > 0)
               tp.tokens_per_sample = rep.throughput_tokens_per_s / rep.throughput_samples_per_s;
             tp.global_batch = rep.global_batch > 0 ? rep.global_batch : row.global_batch;
@@ -207,6 +222,11 @@ CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress
             // says why (issue 31).
             if (!rep.fits_in_memory) {
               tp.value.reset();
+              // A run that does not start shows nothing on nvidia-smi or top either.
+              tp.gpu_util_pct_smi.reset();
+              tp.gpu_mem_used_bytes.reset();
+              tp.gpu_power_w.reset();
+              tp.cpu_util_pct.reset();
               tp.note = "does not fit in device memory (" + fmt_sig(rep.memory_bytes / 1e9, 3) + " GB needed per device, " +
                          fmt_sig(rep.memory_capacity_bytes / 1e9, 3) + " GB available): not costed";
             }
@@ -229,6 +249,10 @@ CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress
       row.note = tp.note;
       row.bottleneck = tp.bottleneck;
       if (tp.power_w > 0) row.power_w = tp.power_w;
+      row.gpu_util_pct_smi = tp.gpu_util_pct_smi;
+      row.gpu_mem_used_bytes = tp.gpu_mem_used_bytes;
+      row.gpu_power_w = tp.gpu_power_w;
+      row.cpu_util_pct = tp.cpu_util_pct;
 
       // An option that gives no startup_s starts up as its prediction says (the framework
       // profile's compile_base_s: graph build, XLA compile), so a study bills the first epoch's

@@ -42,6 +42,10 @@ struct CompareRow {
   // throughput, or a device that states no power). Absent when no energy is computed.
   std::optional<double> power_w;
   std::string power_source;
+  // What the monitoring tools would show during the option's step (predict/monitoring.hpp;
+  // issue 31): nvidia-smi's utilization.gpu, memory.used per GPU and one board's power.draw, and
+  // the host CPU as `top` averages it. Predicted GPU options only; absent otherwise.
+  std::optional<double> gpu_util_pct_smi, gpu_mem_used_bytes, gpu_power_w, cpu_util_pct;
   // One meaning each, as in sweep rows: `error` only when the row's prediction, measurement or
   // placement failed; `note` why other fields are null (does not fit, synthetic data, no
   // convergence curve, target not reached).
@@ -88,7 +92,7 @@ CompareResult run_study(const Study& s, const ThroughputFn& fn = {}, bool progre
 
 // Row files (`compare --out FILE`, --resume): every field of every row with exact numbers
 // (shortest round-trip), CSV or JSON, plus the inputs fingerprint and whether the run
-// finished. CSV: a first line "# xpusim compare rows v1 inputs=HEX complete=true|false",
+// finished. CSV: a first line "# xpusim compare rows v2 inputs=HEX complete=true|false",
 // then a header of the JSON row keys. JSON: the JSON output with "row_file" metadata.
 struct CompareRowFile {
   std::string inputs;  // fingerprint of the inputs that produced the rows

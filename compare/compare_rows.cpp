@@ -24,7 +24,11 @@ namespace xpusim::cost {
 
 namespace {
 
-constexpr const char* kCsvMagic = "# xpusim compare rows v1";
+// v2 (issue 31): the monitoring columns gpu_util_pct_smi ... cpu_util_pct. A v1 file is named as
+// an older xpusim's, not as a broken file.
+constexpr const char* kCsvMagic = "# xpusim compare rows v2";
+constexpr const char* kCsvMagicV1 = "# xpusim compare rows v1";
+constexpr int kRowFileVersion = 2;
 
 std::string exact(double v) {
   char buf[64];
@@ -108,6 +112,10 @@ const std::vector<Column>& columns() {
       str("power_source", &CompareRow::power_source),
       opt("energy_kwh", &CompareRow::energy_kwh),
       opt("breakeven_runs", &CompareRow::breakeven_runs),
+      opt("gpu_util_pct_smi", &CompareRow::gpu_util_pct_smi),
+      opt("gpu_mem_used_bytes", &CompareRow::gpu_mem_used_bytes),
+      opt("gpu_power_w", &CompareRow::gpu_power_w),
+      opt("cpu_util_pct", &CompareRow::cpu_util_pct),
       str("bottleneck", &CompareRow::bottleneck),
       str("error", &CompareRow::error),
       str("note", &CompareRow::note),
@@ -120,7 +128,7 @@ const std::vector<Column>& columns() {
 std::string compare_inputs_fingerprint(const Study& s) {
   auto read = [](const std::string& path) { return read_input_file(path, kMaxTextInputBytes); };
   Fingerprint f;
-  f.add("kind", "compare rows v1").add("xpusim", xpusim_version()).add("study", read(s.file));
+  f.add("kind", "compare rows v2").add("xpusim", xpusim_version()).add("study", read(s.file));
   // Every configuration file (devices, systems, models, prices, convergence curves, framework
   // profiles) a row can depend on, in a fixed order: an edited price or device file changes
   // rows, so it must not be mixed with rows computed before the edit. Paths are relative, so
@@ -170,7 +178,7 @@ void write_compare_rows(std::ostream& os, const CompareResult& r, OutputFormat f
                         bool complete) {
   if (f == OutputFormat::json) {
     nlohmann::json j = r.to_json();
-    j["row_file"] = {{"version", 1}, {"inputs", inputs}, {"complete", complete}, {"rows_crc32c", rows_digest(r.rows)}};
+    j["row_file"] = {{"version", kRowFileVersion}, {"inputs", inputs}, {"complete", complete}, {"rows_crc32c", rows_digest(r.rows)}};
     print_json(os, j);
     return;
   }
@@ -207,7 +215,12 @@ CompareRowFile read_compare_rows(const std::string& path, OutputFormat f) {
         !j["rows"].is_array())
       throw UserError(path + ": not a compare row file (the JSON row file of a compare run has row_file and rows)");
     const auto& meta = j["row_file"];
-    if (meta.value("version", 0) != 1) throw UserError(path + ": row file version is not 1");
+    const int version = meta.value("version", 0);
+    if (version == 1)
+      throw UserError(path + ": a row file of an older xpusim (version 1, before the monitoring columns): its rows "
+                      "cannot be resumed");
+    if (version != kRowFileVersion)
+      throw UserError(path + ": row file version is not " + std::to_string(kRowFileVersion));
     out.inputs = meta.value("inputs", "");
     out.complete = meta.value("complete", false);
     int k = 0;
@@ -242,6 +255,9 @@ CompareRowFile read_compare_rows(const std::string& path, OutputFormat f) {
   }
   std::vector<CsvRecord> recs = parse_csv(text, path);
   const std::string magic = kCsvMagic;
+  if (!recs.empty() && recs[0].fields.size() == 1 && recs[0].fields[0].rfind(std::string(kCsvMagicV1) + " ", 0) == 0)
+    throw UserError(path + ":1: a row file of an older xpusim (compare rows v1, before the monitoring columns): its "
+                    "rows cannot be resumed");
   if (recs.empty() || recs[0].fields.size() != 1 || recs[0].fields[0].rfind(magic + " ", 0) != 0)
     throw UserError(path + ":1: not a compare row file (its first line is not '" + magic + " inputs=... complete=...')");
   std::istringstream meta(recs[0].fields[0].substr(magic.size()));

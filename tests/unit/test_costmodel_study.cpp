@@ -264,6 +264,14 @@ TEST_CASE("compare: stopped after a row and resumed from its row file, rows iden
   const std::string bad = "/tmp/xpusim_test_compare_rows_bad.csv";
   std::ofstream(bad) << "option,target\n";
   CHECK_THROWS_WITH(read_compare_rows(bad, OutputFormat::csv), Catch::Contains(bad + ":1: not a compare row file"));
+  // A row file of the version before the monitoring columns is named as such, in both formats.
+  std::ofstream(bad) << "# xpusim compare rows v1 inputs=00 complete=false\noption,target\n";
+  CHECK_THROWS_WITH(read_compare_rows(bad, OutputFormat::csv),
+                    Catch::Contains(bad + ":1: a row file of an older xpusim (compare rows v1"));
+  const std::string bad_json = "/tmp/xpusim_test_compare_rows_bad.json";
+  std::ofstream(bad_json) << R"({"row_file": {"version": 1, "inputs": "00", "complete": false}, "rows": []})";
+  CHECK_THROWS_WITH(read_compare_rows(bad_json, OutputFormat::json),
+                    Catch::Contains(bad_json + ": a row file of an older xpusim (version 1"));
 }
 
 TEST_CASE("compare: tokens/s appears only on rows whose report has it", "[costmodel][study]") {
@@ -356,6 +364,46 @@ TEST_CASE("compare: an option that does not fit is neither costed nor headlined 
   CHECK_THAT(text, Catch::Contains("fastest:  tpu"));
   CHECK_THAT(text, !Catch::Contains("than gpus"));
   CHECK_THAT(text, Catch::Contains("not costed: 1 of 2 rows: does not fit in device memory"));
+}
+
+TEST_CASE("compare: rows carry the step's monitoring readings, none for a run that does not fit (issue 31)",
+          "[costmodel][study]") {
+  Study s = load_study(two_option_study("monitoring", "", 100));
+  // The TPU option's engine reports no readings; the V100 one does, and in a second study the
+  // same V100 option does not fit.
+  auto fake_with = [](bool gpu_fits) {
+    return ThroughputFn([gpu_fits](const PredictRequest& r) {
+      StepReport rep;
+      rep.global_batch = r.batch_per_device * r.placement.count;
+      rep.throughput_samples_per_s = 10000;
+      rep.memory_bytes = 1000000000;
+      rep.memory_capacity_bytes = 16000000000;
+      if (r.placement.device == "v100_sxm2_16gb") {
+        rep.fits_in_memory = gpu_fits;
+        rep.extra["gpu_util_pct_smi"] = 71.5;
+        rep.extra["gpu_mem_used_bytes"] = 3e9;
+        rep.extra["gpu_power_w"] = 240.0;
+        rep.extra["cpu_util_pct"] = 12.5;
+      }
+      return rep;
+    });
+  };
+  CompareResult r = run_study(s, fake_with(true));
+  REQUIRE(r.rows.size() == 2);
+  CHECK_FALSE(r.rows[0].gpu_util_pct_smi.has_value());
+  CHECK_FALSE(r.rows[0].gpu_power_w.has_value());
+  const CompareRow& gpu = r.rows[1];
+  CHECK(gpu.gpu_util_pct_smi == 71.5);
+  CHECK(gpu.gpu_mem_used_bytes == 3e9);
+  CHECK(gpu.gpu_power_w == 240.0);
+  CHECK(gpu.cpu_util_pct == 12.5);
+  nlohmann::json j = gpu.to_json();
+  CHECK(j["gpu_util_pct_smi"].get<double>() == 71.5);
+  CHECK(r.rows[0].to_json()["gpu_power_w"].is_null());
+  CompareResult oom = run_study(s, fake_with(false));
+  CHECK_FALSE(oom.rows[1].gpu_util_pct_smi.has_value());
+  CHECK_FALSE(oom.rows[1].gpu_mem_used_bytes.has_value());
+  CHECK_FALSE(oom.rows[1].cpu_util_pct.has_value());
 }
 
 TEST_CASE("compare: billing offer vs prorated, and no finding within billing rounding (issue 31)",
