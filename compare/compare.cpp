@@ -205,15 +205,10 @@ CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress
               tp.value = rep.throughput_samples_per_s;
             tp.bottleneck = resource_name(rep.bottleneck);
             tp.power_w = rep.power_w;
-            auto reading = [&](const char* name) -> std::optional<double> {
-              auto it = rep.extra.find(name);
-              if (it == rep.extra.end() || !it->is_number()) return std::nullopt;
-              return it->get<double>();
-            };
-            tp.gpu_util_pct_smi = reading("gpu_util_pct_smi");
-            tp.gpu_mem_used_bytes = reading("gpu_mem_used_bytes");
-            tp.gpu_power_w = reading("gpu_power_w");
-            tp.cpu_util_pct = reading("cpu_util_pct");
+            tp.gpu_util_pct_smi = rep.extra_number("gpu_util_pct_smi");
+            tp.gpu_mem_used_bytes = rep.extra_number("gpu_mem_used_bytes");
+            tp.gpu_power_w = rep.extra_number("gpu_power_w");
+            tp.cpu_util_pct = rep.extra_number("cpu_util_pct");
             if (rep.throughput_tokens_per_s > 0 && rep.throughput_samples_per_s > 0)
               tp.tokens_per_sample = rep.throughput_tokens_per_s / rep.throughput_samples_per_s;
             tp.global_batch = rep.global_batch > 0 ? rep.global_batch : row.global_batch;

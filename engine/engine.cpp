@@ -40,6 +40,12 @@ void Engine::check_placement(ResolvedPlacement& p) const {
   p.replicas = p.device && p.device->device_class == DeviceClass::cpu ? 1 : p.count;
 }
 
+std::optional<double> StepReport::extra_number(const std::string& key) const {
+  auto it = extra.find(key);
+  if (it == extra.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
+}
+
 nlohmann::json StepReport::to_json() const {
   nlohmann::json j;
   j["engine"] = engine;

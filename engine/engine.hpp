@@ -111,6 +111,10 @@ struct StepReport {
   nlohmann::json extra = nlohmann::json::object();  // engine-specific named statistics
   DeviceStep device_step;                // what the engine returns for the host pass; not an output
 
+  // A numeric `extra` statistic (gpu_util_pct_smi, tower_wait_s, ...); nullopt when the engine
+  // does not report it.
+  std::optional<double> extra_number(const std::string& key) const;
+
   nlohmann::json to_json() const;
   // The record every front end prints (`predict`/`run` JSON and CSV, the Python module):
   // to_json() with the `extra` statistics lifted to the top level.

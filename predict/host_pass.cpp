@@ -176,9 +176,8 @@ void apply_run_costs(const ResolvedPlacement& pl, bool real_backend, int64_t tok
     const double host_w = pl.system ? pl.system->host.idle_power_w : 0.0;
     Activity activity = activity_from_utilization(rep.utilization);
     // The kernel-resident share where the step's monitoring reports it (predict/monitoring.hpp).
-    auto smi = rep.extra.find("gpu_util_pct_smi");
-    if (smi != rep.extra.end() && smi->is_number()) {
-      activity.resident = smi->get<double>() / 100.0;
+    if (const std::optional<double> smi = rep.extra_number("gpu_util_pct_smi")) {
+      activity.resident = *smi / 100.0;
       // One board, as nvidia-smi's power.draw reads it (no host share, whatever the count).
       rep.extra["gpu_power_w"] = device_power_w(pl.device->power, activity);
     }

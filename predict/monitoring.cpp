@@ -37,7 +37,7 @@ void apply_monitoring(const StepRequest& req, const OpGraph& g, StepReport& rep)
   }
   // Towers that take turns (serial_towers): a GPU's wait for the other towers is no kernel.
   double wait_s = 0;
-  if (auto w = rep.extra.find("tower_wait_s"); w != rep.extra.end() && w->is_number()) wait_s = w->get<double>();
+  if (const std::optional<double> w = rep.extra_number("tower_wait_s")) wait_s = *w;
   const double kernel_s = std::max(0.0, d.device_s - copy_s - wait_s) + device_decode_s(req, g);
   rep.extra["gpu_util_pct_smi"] = 100.0 * std::min(1.0, kernel_s / step_s);
   auto mem = rep.utilization.find(Resource::memory);

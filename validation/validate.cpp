@@ -310,11 +310,11 @@ class RowEvaluator {
       case MetricKind::gpu_power_w: {
         // The step's monitoring readings (predict/monitoring.hpp, predict/host_pass.cpp): only
         // GPUs on an engine that models the step report them.
-        auto it = rep.extra.find(row.metric);
-        if (it == rep.extra.end() || !it->is_number())
+        const std::optional<double> reading = rep.extra_number(row.metric);
+        if (!reading)
           throw Skip{"metric: the " + rep.engine + " engine reports no " + row.metric + " for device '" + row.device +
                      "' (GPUs on the analytical engine do)"};
-        pred = it->get<double>();
+        pred = *reading;
         break;
       }
       case MetricKind::epochs_to_top1:
