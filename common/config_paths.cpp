@@ -86,6 +86,17 @@ std::string find_config_file(const std::string& kind, const std::string& name_or
   if (fs::exists(path, ec)) return path;
   std::vector<std::string> names;
   fs::path dir = fs::path(config_dir()) / kind;
+  // No such folder at all: the configuration directory itself is wrong (say, a relative
+  // XPUSIM_CONFIG_DIR read from another working directory), not the name.
+  if (!fs::is_directory(dir, ec)) {
+    const char* env = std::getenv("XPUSIM_CONFIG_DIR");
+    const bool from_env = config_dir_override().empty() && env && *env;
+    throw FieldError(field, "unknown " + noun + " '" + name_or_path + "': the configuration directory '" + config_dir() +
+                                "'" + (from_env ? " (XPUSIM_CONFIG_DIR)" : "") + " has no " + kind + "/ folder" +
+                                (fs::path(config_dir()).is_relative() ? " (a relative path, read from " +
+                                                                            fs::current_path(ec).string() + ")"
+                                                                      : ""));
+  }
   if (fs::is_directory(dir, ec))
     for (const auto& e : fs::directory_iterator(dir))
       if (e.path().extension() == ".yaml") names.push_back(e.path().stem().string());

@@ -11,6 +11,12 @@ bash scripts/install-deps.sh
 # ccache keys compiles by paths relative to the clone (CCACHE_BASEDIR, and -ffile-prefix-map
 # in CMakeLists.txt for the -g trees), so a fresh clone at a new path still hits the cache.
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
+# The tests check this checkout's configs/ (compiled in as the default); a configuration
+# directory inherited from the caller's shell, often a relative one, would point them elsewhere.
+if [[ -n "${XPUSIM_CONFIG_DIR:-}" ]]; then
+  echo "run-tests: ignoring XPUSIM_CONFIG_DIR=$XPUSIM_CONFIG_DIR (the tests use this checkout's configs/)"
+  unset XPUSIM_CONFIG_DIR
+fi
 start=$(date +%s)
 bash scripts/build.sh
 echo "run-tests: release build took $(( $(date +%s) - start )) s"

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "common/config_paths.hpp"
 #include "models/zoo.hpp"
 #include "engine/platform_spec.hpp"
 
@@ -31,4 +32,14 @@ TEST_CASE("the dataset catalog parses and covers every zoo model's dataset", "[c
     INFO(m.name << " trains on " << m.dataset);
     CHECK(ds.count(m.dataset) == 1);
   }
+}
+
+TEST_CASE("a configuration directory without the kind's folder is named, not listed as empty", "[configs]") {
+  const std::string previous = config_dir();
+  set_config_dir("no_such_xpusim_configs");
+  CHECK_THROWS_WITH(find_config_file("models", "resnet50", "model", "model"),
+                    Catch::Contains("unknown model 'resnet50': the configuration directory 'no_such_xpusim_configs' has "
+                                    "no models/ folder (a relative path, read from "));
+  set_config_dir(previous);
+  CHECK(find_config_file("models", "resnet50", "model", "model").ends_with("models/resnet50.yaml"));
 }
