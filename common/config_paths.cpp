@@ -97,9 +97,8 @@ std::string find_config_file(const std::string& kind, const std::string& name_or
                                                                             fs::current_path(ec).string() + ")"
                                                                       : ""));
   }
-  if (fs::is_directory(dir, ec))
-    for (const auto& e : fs::directory_iterator(dir))
-      if (e.path().extension() == ".yaml") names.push_back(e.path().stem().string());
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".yaml") names.push_back(e.path().stem().string());
   std::sort(names.begin(), names.end());
   std::string list;
   for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;

@@ -205,10 +205,6 @@ CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress
               tp.value = rep.throughput_samples_per_s;
             tp.bottleneck = resource_name(rep.bottleneck);
             tp.power_w = rep.power_w;
-            tp.gpu_util_pct_smi = rep.extra_number("gpu_util_pct_smi");
-            tp.gpu_mem_used_bytes = rep.extra_number("gpu_mem_used_bytes");
-            tp.gpu_power_w = rep.extra_number("gpu_power_w");
-            tp.cpu_util_pct = rep.extra_number("cpu_util_pct");
             if (rep.throughput_tokens_per_s > 0 && rep.throughput_samples_per_s > 0)
               tp.tokens_per_sample = rep.throughput_tokens_per_s / rep.throughput_samples_per_s;
             tp.global_batch = rep.global_batch > 0 ? rep.global_batch : row.global_batch;
@@ -217,13 +213,14 @@ CompareResult run_study(const Study& s, const ThroughputFn& fn_in, bool progress
             // says why (issue 31).
             if (!rep.fits_in_memory) {
               tp.value.reset();
-              // A run that does not start shows nothing on nvidia-smi or top either.
-              tp.gpu_util_pct_smi.reset();
-              tp.gpu_mem_used_bytes.reset();
-              tp.gpu_power_w.reset();
-              tp.cpu_util_pct.reset();
               tp.note = "does not fit in device memory (" + fmt_sig(rep.memory_bytes / 1e9, 3) + " GB needed per device, " +
                          fmt_sig(rep.memory_capacity_bytes / 1e9, 3) + " GB available): not costed";
+            } else {
+              // A run that does not start shows nothing on nvidia-smi or top either.
+              tp.gpu_util_pct_smi = rep.extra_number("gpu_util_pct_smi");
+              tp.gpu_mem_used_bytes = rep.extra_number("gpu_mem_used_bytes");
+              tp.gpu_power_w = rep.extra_number("gpu_power_w");
+              tp.cpu_util_pct = rep.extra_number("cpu_util_pct");
             }
             tp.compile_time_s = rep.compile_time_s;
           } catch (const std::exception& e) {
