@@ -147,11 +147,14 @@ FrameworkSpec parse_framework_spec(const YAML::Node& root, const std::string& pa
       "the stack's gradient all-reduce as a share of the system's link bandwidth (its collective library: NCCL 2.x "
       "in the NGC containers), replacing the device's allreduce_efficiency; 0 = the device's",
       [](double v) { return v >= 0 && v <= 1 ? "" : "is a fraction in [0, 1]"; });
-  f.fp32_as_tf32 = r.text("fp32_math", std::string("fp32"),
-                          "what the stack's fp32 convolutions and matmuls run in on GPUs with TF32 tensor cores "
-                          "(Ampere and later): tf32 (NGC PyTorch, TensorFlow >= 2.4 and NVIDIA's TF 1.15 builds by "
-                          "default) or fp32",
-                          {"fp32", "tf32"}) == "tf32";
+  const std::string fp32_math =
+      r.text("fp32_math", std::string("fp32"),
+             "what the stack's fp32 convolutions and matmuls run in on GPUs with TF32 tensor cores (Ampere and "
+             "later): tf32 (NGC PyTorch, TensorFlow >= 2.4 and NVIDIA's TF 1.15 builds by default), tf32_convs "
+             "(convolutions in TF32, matmuls strict fp32: PyTorch >= 1.12's defaults) or fp32",
+             {"fp32", "tf32", "tf32_convs"});
+  f.fp32_as_tf32 = fp32_math != "fp32";
+  f.fp32_matmul_strict = fp32_math == "tf32_convs";
   f.tpu_fp32_storage = r.text("tpu_tensor_storage", std::string("compute"),
                               "dtype of the tensors in TPU HBM: compute (the run's precision, bf16 activations) or "
                               "fp32 (an fp32 model whose bf16 exists only inside the MXU)",
@@ -395,6 +398,7 @@ bool FrameworkSpec::constants_neutral() const {
          recurrent_gate_gemms == d.recurrent_gate_gemms && serial_towers == d.serial_towers &&
          fused_bn_activation_half == d.fused_bn_activation_half &&
          kernel_tf32_efficiency_scale == d.kernel_tf32_efficiency_scale &&
+         fp32_matmul_strict == d.fp32_matmul_strict &&
          input_workers_per_device_by_system == d.input_workers_per_device_by_system;
 }
 

@@ -87,6 +87,10 @@ struct FrameworkSpec {
   // "fp32" convolutions and matmuls run in TF32 on tensor cores where the device has them
   // (NGC PyTorch, TensorFlow >= 2.4, NVIDIA's TF 1.15 builds: on by default on Ampere+).
   bool fp32_as_tf32 = false;
+  // ...but only the convolutions (fp32_math: tf32_convs): PyTorch >= 1.12 leaves
+  // torch.backends.cudnn.allow_tf32 on and turns torch.backends.cuda.matmul.allow_tf32 off, so
+  // its fp32 matmuls (and attention's batched GEMMs) run strict fp32 on the CUDA cores.
+  bool fp32_matmul_strict = false;
 
   // TPUs: the stack keeps the model's tensors in fp32 in HBM even when the MXU multiplies in
   // bf16 (Keras 2.2 / TF 1.13 keras_to_tpu_model built fp32 models; the TPU rounds fp32 inputs

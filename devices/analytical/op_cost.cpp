@@ -262,15 +262,16 @@ OpCost OpCostModel::on_Conv2DBackwardFilter(const OpGraph& g, int op) { return c
 
 OpCost OpCostModel::on_MatMul(const OpGraph& g, int op) {
   const OpAttrs& a = g.op(op).attrs;
+  const bool has_tensor = r_.tensor_flops_s > 0 && r_.matmul_tensor_cores;
   if (r_.kernel_model) {
     GemmShape s;
     s.m = static_cast<double>(a.m), s.n = static_cast<double>(a.n), s.k = static_cast<double>(a.k);
     s.batch = static_cast<double>(std::max<int64_t>(1, a.batches));
-    const bool tensor_ok = a.k >= 8 && a.n >= 8 && a.m >= 8;
+    const bool tensor_ok = a.k >= 8 && a.n >= 8 && a.m >= 8 && r_.matmul_tensor_cores;
     OpCost c = kernel_gemms(g, {s}, tensor_ok, 1);
     // A dimension under the tensor cores' 8-wide fragment: cuBLAS pads it to 8 when that is
     // faster, so the time never falls as the batch grows past 8 (issue 34's invariant).
-    if (!tensor_ok && r_.tensor_flops_s > 0) {
+    if (!tensor_ok && has_tensor) {
       GemmShape p = s;
       p.m = std::max(s.m, 8.0), p.n = std::max(s.n, 8.0), p.k = std::max(s.k, 8.0);
       if (OpCost t = kernel_gemms(g, {p}, true, 1); t.time_s() < c.time_s()) c = t;
@@ -278,7 +279,7 @@ OpCost OpCostModel::on_MatMul(const OpGraph& g, int op) {
     return c;
   }
   const double flops = g.op(op).work.flops;
-  const bool tensor_ok = a.k >= 8 && a.n >= 8 && a.m >= 8;
+  const bool tensor_ok = a.k >= 8 && a.n >= 8 && a.m >= 8 && r_.matmul_tensor_cores;
   if (a.m < 1 || a.n < 1 || a.k < 1)
     return gemm(g, op, flops, static_cast<double>(a.m * a.n * a.batches), static_cast<double>(std::min({a.m, a.n, a.k})),
                 static_cast<double>(a.n), tensor_ok, 1);
@@ -311,7 +312,6 @@ OpCost OpCostModel::on_MatMul(const OpGraph& g, int op) {
         if (OpCost o = at(mm, tensor); o.time_s() < c.time_s()) c = o;
     return c;
   };
-  const bool has_tensor = r_.tensor_flops_s > 0;
   if (tensor_ok && has_tensor) return best_from(true);
   OpCost c = best_from(false);
   if (has_tensor)
@@ -336,14 +336,15 @@ OpCost OpCostModel::attention(const OpGraph& g, int op, double gemms, double per
     const std::vector<GemmShape> shapes =
         gemms > 2 ? std::vector<GemmShape>{{tq, tk, dh, bh, 2, 2}, {tq, dh, tk, bh, 2, 2}, {tk, dh, tq, bh, 2, 2}, {tk, dh, tq, bh, 2, 2}}
                   : std::vector<GemmShape>{{tq, tk, dh, bh, 2, 2}, {tq, dh, tk, bh, 2, 2}};
-    OpCost c = kernel_gemms(g, shapes, dh >= 8 && tq >= 8 && tk >= 8, kernels);
+    OpCost c = kernel_gemms(g, shapes, dh >= 8 && tq >= 8 && tk >= 8 && r_.matmul_tensor_cores, kernels);
     const double vec = (per_score * scores + r_.transcendental_flops * n.work.transcendentals) / r_.vector_flops_s;
     c.compute_s += vec;
     c.math_s += vec;
     c.memory_s = std::max(c.memory_s, memory_seconds(io_bytes(n)));
     return c;
   }
-  OpCost c = gemm(g, op, gemm_flops, scores, std::min({tq, tk, dh}), tk, dh >= 8 && tq >= 8 && tk >= 8, kernels);
+  OpCost c = gemm(g, op, gemm_flops, scores, std::min({tq, tk, dh}), tk,
+                  dh >= 8 && tq >= 8 && tk >= 8 && r_.matmul_tensor_cores, kernels);
   c.compute_s += (per_score * scores + r_.transcendental_flops * n.work.transcendentals) / r_.vector_flops_s;
   return c;
 }

@@ -30,6 +30,10 @@ struct Rates {
   double gemm_half_dim = 0;    // GEMM dimension at which tiles run half full; 0 = no shape model
   double gemm_tile_n = 0;      // output-channel tile width (channels round up to it); 0 = no quantisation
   bool exchange_in_compute_precision = true;  // mixed precision: gradients all-reduced in 16 bits (framework)
+  // Matmuls and attention GEMMs may use tensor_flops_s. False where an fp32 run's stack sends
+  // only its convolutions to the TF32 tensor cores (framework fp32_math: tf32_convs, PyTorch
+  // >= 1.12's defaults): its cuBLAS matmuls then run strict fp32 at gemm_flops_s.
+  bool matmul_tensor_cores = true;
   // fp32/TF32 runs of a stack whose Adam is a loop of unfused tensor ops (framework
   // fp32_unfused_update_kernels / _accesses): kernels and fp32 accesses per parameter element.
   int unfused_update_kernels = 0;

@@ -128,6 +128,7 @@ Rates stack_rates(const DeviceSpec& d, Precision p, CpuBuild build, int vcpus, c
   const bool gpu = d.kind == DeviceKind::gpu;
   const bool tf32 = p == Precision::fp32 && fw.fp32_as_tf32 && d.supports(Precision::tf32);
   Rates rates = make_rates(d, tf32 ? Precision::tf32 : p, build, vcpus);
+  rates.matmul_tensor_cores = !(tf32 && fw.fp32_matmul_strict);
   // Kernels of the framework relative to the stack the device constants were calibrated on.
   auto scaled = [](double rate, double efficiency, double scale) {
     if (scale == 1.0 || efficiency <= 0) return rate;
