@@ -1,4 +1,4 @@
-// `xpusim list devices|systems|clusters|offers|studies|models`: what a first-time user can
+// `xpusim list devices|systems|clusters|offers|studies|models|frameworks`: what a first-time user can
 // name on the other commands, as a table or JSON. Offers come from configs/pricing/ plus a
 // SkyPilot vms.csv given with --catalog (each mapped to its xpusim device and system), with
 // their date, source and a warning for prices older than a year. The rows are built by
@@ -30,6 +30,11 @@ std::string cell(const nlohmann::json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
   if (v.is_number_integer()) return std::to_string(v.get<long long>());
+  if (v.is_array()) {  // frameworks' names, engines and versions
+    std::string s;
+    for (const auto& x : v) s += (s.empty() ? "" : ", ") + cell(x);
+    return s;
+  }
   return fmt_sig(v.get<double>(), 4);
 }
 
@@ -37,10 +42,10 @@ std::string cell(const nlohmann::json& v) {
 
 void register_list(CLI::App& app) {
   auto a = std::make_shared<ListArgs>();
-  auto* cmd = app.add_subcommand("list", "list what can be named: devices, systems, clusters, offers, studies, models");
-  cmd->add_option("what", a->what, "devices | systems | clusters | offers | studies | models")
+  auto* cmd = app.add_subcommand("list", "list what can be named: devices, systems, clusters, offers, studies, models, frameworks");
+  cmd->add_option("what", a->what, "devices | systems | clusters | offers | studies | models | frameworks")
       ->required()
-      ->check(CLI::IsMember({"devices", "systems", "clusters", "offers", "studies", "models"}));
+      ->check(CLI::IsMember({"devices", "systems", "clusters", "offers", "studies", "models", "frameworks"}));
   add_format_option(*cmd, a->format, "table|json|csv|markdown", "table");
   cmd->add_option("--catalog", a->catalog, "offers: a SkyPilot vms.csv to list instead of configs/pricing/");
   cmd->add_option("--region", a->region, "offers: only this region (default with --catalog: each instance's cheapest)");

@@ -11,6 +11,7 @@
 #include "common/error.hpp"
 #include "costmodel/pricing.hpp"
 #include "costmodel/pricing_skypilot.hpp"
+#include "engine/framework_spec.hpp"
 #include "models/zoo.hpp"
 
 namespace xpusim::cost {
@@ -51,6 +52,18 @@ nlohmann::json list_models() {
   nlohmann::json arr = nlohmann::json::array();
   for (const auto& m : load_zoo())
     arr.push_back({{"name", m.name}, {"description", m.description.empty() ? m.family : m.description}});
+  return arr;
+}
+
+nlohmann::json list_frameworks() {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const auto& p : framework_profiles())
+    arr.push_back({{"name", p.name},
+                   {"names", p.names},
+                   {"engines", p.engines},
+                   {"versions", p.versions},
+                   {"neutral", p.neutral},
+                   {"description", p.description}});
   return arr;
 }
 
@@ -121,20 +134,24 @@ nlohmann::json list_offers(const ListingOptions& a, std::vector<std::string>& wa
 }  // namespace
 
 const std::vector<std::string>& listing_kinds() {
-  static const std::vector<std::string> kinds{"devices", "systems", "clusters", "offers", "studies", "models"};
+  static const std::vector<std::string> kinds{"devices", "systems", "clusters", "offers", "studies", "models",
+                                              "frameworks"};
   return kinds;
 }
 
 Listing list_rows(const std::string& kind, const ListingOptions& o) {
   const auto& kinds = listing_kinds();
   if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end())
-    throw FieldError("kind", "unknown kind '" + kind + "' (devices, systems, clusters, offers, studies, models)");
+    throw FieldError("kind", "unknown kind '" + kind + "' (devices, systems, clusters, offers, studies, models, frameworks)");
   if ((!o.catalog.empty() || !o.region.empty()) && kind != "offers")
     throw FieldError("catalog", "a catalog or region is only for offers");
   Listing l;
   l.table_columns = {"name", "description"};
   if (kind == "models") {
     l.rows = list_models();
+  } else if (kind == "frameworks") {
+    l.rows = list_frameworks();
+    l.table_columns = {"name", "names", "versions", "engines", "neutral", "description"};
   } else if (kind == "offers") {
     l.rows = list_offers(o, l.warnings);
     l.table_columns = {"offer", "provider", "region", "device", "count", "system", "on_demand_usd_per_h",

@@ -1,5 +1,6 @@
 // What a user can name on the other commands (`xpusim list KIND`, Python's xpusim.list):
-// devices, systems, clusters, studies (the YAML files under the config root), models (the zoo)
+// devices, systems, clusters, studies (the YAML files under the config root), models (the zoo),
+// frameworks (the profiles under configs/frameworks/, with the names each answers to)
 // and offers (configs/pricing/ or a SkyPilot vms.csv, each mapped to its xpusim device and
 // system, with date, source and age). In the cost library because offers are prices; it is
 // the lowest layer that sees both the zoo and the price catalogs.

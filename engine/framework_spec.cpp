@@ -430,6 +430,13 @@ std::string find_framework_file(const std::string& name, const std::string& engi
                                     listed(known) + "; configs/frameworks/)");
 }
 
+std::vector<FrameworkProfileInfo> framework_profiles() {
+  std::vector<FrameworkProfileInfo> out;
+  for (const auto& p : *profile_index())
+    out.push_back({p.name, p.spec->description, p.names, p.engines, p.versions, p.spec->constants_neutral()});
+  return out;
+}
+
 std::shared_ptr<const FrameworkSpec> find_framework_profile(const std::string& name, const std::string& engine) {
   const std::string file = find_framework_file(name, engine);
   if (file.empty()) return nullptr;

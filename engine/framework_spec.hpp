@@ -218,6 +218,18 @@ FrameworkSpec load_framework_spec(const std::string& path, const std::vector<std
 // The fields a profile declares, with unit, default (the neutral value) and description.
 std::vector<FieldDoc> framework_spec_fields(const std::string& path);
 
+// One profile of the config directory as `xpusim list frameworks` shows it: its file stem
+// (what --framework takes first), the names a CSV or option may use for it, the engines and
+// stack versions it applies to, and whether its constants are the calibration stack's.
+struct FrameworkProfileInfo {
+  std::string name, description;
+  std::vector<std::string> names, engines, versions;
+  bool neutral = false;
+};
+// Every profile under configs/frameworks/, by file name. A profile that does not parse throws
+// its file:line: key error, as any command naming it would.
+std::vector<FrameworkProfileInfo> framework_profiles();
+
 // The profile for a framework name (a profile's file stem or one of its `names`) on `engine`.
 // Empty = the neutral default. FieldError("framework") when no profile matches, listing them.
 // `version` (a reference row's framework version; empty = none) picks among the profiles the

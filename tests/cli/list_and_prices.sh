@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # First contact and today's prices through the CLI: `xpusim` alone prints the help; `list`
-# names devices, systems, studies, models and offers (table and JSON; every offer dated and
+# names devices, systems, studies, models, frameworks and offers (table and JSON; every offer dated and
 # sourced, prices older than a year flagged on stderr); `list offers --catalog vms.csv` maps a
 # SkyPilot catalog to devices and systems; CLI11's parse errors read "xpusim: error: ..." with
 # exit 2; an unknown device gets a did-you-mean.
@@ -23,6 +23,17 @@ grep -q "Subcommands:" "$tmp/help" && grep -q "list" "$tmp/help" || fail "xpusim
 "$bin" list models --format json | jq -e '.models | map(.name) | index("resnet50") != null' >/dev/null ||
   fail "list models --format json lacks resnet50"
 "$bin" list clusters >/dev/null || fail "list clusters failed"
+# Frameworks: each profile with the names it answers to; the calibration stack says it is
+# neutral, a modelled stack does not; profiles sharing a name show the versions that pick them.
+"$bin" list frameworks --format json >"$tmp/fw.json"
+jq -e '.frameworks[] | select(.name == "pytorch_2") | (.names | index("pytorch-2.x") != null) and .neutral == false' \
+  "$tmp/fw.json" >/dev/null || fail "list frameworks: pytorch_2 answers to pytorch-2.x and is not neutral"
+jq -e '.frameworks[] | select(.name == "tf_cnn_benchmarks") | .neutral == true' "$tmp/fw.json" >/dev/null ||
+  fail "list frameworks: tf_cnn_benchmarks is the neutral calibration stack"
+jq -e '.frameworks[] | select(.name == "pytorch_ngc_2019") | .versions | index("pytorch-ngc19.*") != null' \
+  "$tmp/fw.json" >/dev/null || fail "list frameworks: pytorch_ngc_2019 lacks its versions"
+fw_table="$("$bin" list frameworks)"  # captured: grep -q closing a pipe early would fail the writer
+grep -q "^pytorch_amp_dali  *pytorch  " <<<"$fw_table" || fail "list frameworks table: pytorch_amp_dali row"
 
 # Offers: every one has a date and a source; the 2017-2019 prices are flagged, today's are not.
 "$bin" list offers --format json >"$tmp/offers.json" 2>"$tmp/offers.err"

@@ -40,7 +40,7 @@ class ParityTest(unittest.TestCase):
         self.assertEqual(py, cli)
 
     def test_list_equals_cli_json(self):
-        for kind in ("devices", "systems", "clusters", "studies", "models", "offers"):
+        for kind in ("devices", "systems", "clusters", "studies", "models", "offers", "frameworks"):
             with self.subTest(kind=kind):
                 py = xpusim.list(kind)
                 cli = cli_json("list", kind, "--format", "json")
