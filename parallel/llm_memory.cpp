@@ -81,7 +81,8 @@ LlmMemory stage_memory(const LlmJob& job, const LlmConfig& c, bool first, bool l
   const LlmShape& s = job.shape;
   const LlmPrecision& p = job.precision;
   const double t = c.tp;
-  const double layers = static_cast<double>(s.layers) / c.pp;
+  const LlmStageLayers st = llm_stage_layers(s, c);
+  const double layers = first ? st.first : st.last;
   // Expert weights are split over the expert-parallel ranks, the rest over tp.
   double layer_params = llm_layer_parameters(s) / t;
   if (s.moe() && c.ep > 1) {
@@ -101,6 +102,7 @@ LlmMemory stage_memory(const LlmJob& job, const LlmConfig& c, bool first, bool l
   }
   LlmMemory m;
   m.parameters_per_device = params;
+  m.stage_layers = layers;
   // ZeRO shards over every rank holding a replica of these parameters: dp x cp.
   const double shards = static_cast<double>(c.dp) * c.cp;
   m.weights = params * p.weight_bytes / (c.zero == ZeroStage::parameters ? shards : 1.0);
@@ -140,6 +142,18 @@ LlmMemory stage_memory(const LlmJob& job, const LlmConfig& c, bool first, bool l
 }
 
 }  // namespace
+
+LlmStageLayers llm_stage_layers(const LlmShape& s, const LlmConfig& c) {
+  const int64_t pp = std::max(1, c.pp), v = std::max(1, c.virtual_stages), chunks = pp * v;
+  const int64_t q = s.layers / chunks, r = s.layers % chunks;
+  // Stage i holds v chunks of q layers, one more for each of its chunks i + k pp below r.
+  auto stage = [&](int64_t i) {
+    int64_t extra = 0;
+    for (int64_t k = 0; k < v; ++k) extra += i + k * pp < r ? 1 : 0;
+    return static_cast<double>(v * q + extra);
+  };
+  return {stage(0), stage(pp - 1)};
+}
 
 LlmMemory llm_memory(const LlmJob& job, const LlmConfig& c) {
   if (c.pp == 1) return stage_memory(job, c, true, true);

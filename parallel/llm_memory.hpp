@@ -30,12 +30,24 @@ struct LlmMemory {
   double logits = 0;                                 // LM head output and its fp32 loss copy
   double temporary = 0;                              // gathered FSDP layers, recomputed layer, buffers
   double parameters_per_device = 0;                  // parameters the busiest stage holds / tp (unsharded)
+  double stage_layers = 0;                           // transformer layers of that stage
   double total() const { return weights + fp8_weights + gradients + optimizer + activations + logits + temporary; }
 };
 
 // Memory of the busiest device (the first pipeline stage, which holds the embedding and the
 // most micro-batches in flight; the last stage's LM head counted when pp = 1).
 LlmMemory llm_memory(const LlmJob& job, const LlmConfig& c);
+
+// Transformer layers of the first and of the last pipeline stage. The L layers split into
+// pp x v chunks (v = virtual stages of the interleaved schedule, 1 without it) as evenly as
+// whole layers allow: the first L mod (pp v) chunks hold one layer more; stage i runs chunks
+// i, i + pp, i + 2 pp, ... So the first stages hold the extra layers and the last stage, which
+// also runs the LM head, the fewer (Megatron-LM's uneven first/last stages; Llama 3 405B: 126
+// layers on 16 stages). pp = 1: both are L.
+struct LlmStageLayers {
+  double first = 0, last = 0;
+};
+LlmStageLayers llm_stage_layers(const LlmShape& s, const LlmConfig& c);
 
 // Parameters of one transformer layer (all experts) and of the embedding (token table and
 // learned positions) and the untied LM head.

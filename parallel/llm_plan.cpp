@@ -21,9 +21,13 @@ std::string llm_config_error(const LlmJob& job, const LlmConfig& c) {
   if (s.heads % c.tp != 0) return "tp: " + num(c.tp) + " does not divide the " + num(s.heads) + " attention heads";
   if (kv % c.tp != 0 && c.tp % kv != 0)
     return "tp: " + num(c.tp) + " does not divide the " + num(kv) + " key/value heads (nor they it)";
-  if (s.layers % c.pp != 0) return "pp: " + num(c.pp) + " does not divide the " + num(s.layers) + " layers";
+  if (c.pp > s.layers) return "pp: " + num(c.pp) + " stages for " + num(s.layers) + " layers (at most one stage per layer)";
   if (c.virtual_stages > 1 && c.pp == 1) return "pp_virtual_stages: interleaving needs pp > 1";
-  if ((s.layers / c.pp) % c.virtual_stages != 0)
+  if (static_cast<long long>(c.pp) * c.virtual_stages > s.layers)
+    return "pp_virtual_stages: " + num(c.pp) + " x " + num(c.virtual_stages) + " model chunks for " + num(s.layers) +
+           " layers (at most one chunk per layer)";
+  // Even stages keep even chunks (Megatron-LM's interleaving needs whole layers per chunk).
+  if (s.layers % c.pp == 0 && (s.layers / c.pp) % c.virtual_stages != 0)
     return "pp_virtual_stages: " + num(c.virtual_stages) + " does not divide the " + num(s.layers / c.pp) +
            " layers of a stage";
   if (job.seq_len % c.cp != 0) return "cp: " + num(c.cp) + " does not divide the sequence length " + num(job.seq_len);

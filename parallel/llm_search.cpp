@@ -137,7 +137,7 @@ LlmSearchResult llm_search(const LlmJob& job, const LlmSearchOptions& o, const L
         base.dp = static_cast<int>(o.gpus / model_ranks);
         const long long per_rank = job.global_batch % base.dp == 0 ? job.global_batch / base.dp : 0;
         std::vector<int> vs = o.fixed.virtual_stages ? std::vector<int>{*o.fixed.virtual_stages}
-                              : pp > 1              ? divisors_up_to(s.layers / pp, o.max_virtual_stages)
+                              : pp > 1 ? divisors_up_to((s.layers + pp - 1) / pp, o.max_virtual_stages)
                                                     : std::vector<int>{1};
         std::vector<int64_t> mbs;
         if (o.fixed.micro_batch)

@@ -157,7 +157,8 @@ LlmTime llm_step_time(const LlmJob& job, const LlmConfig& c, const LlmLayerCost&
   const double e = p.activation_bytes, t = c.tp;
   const double T = static_cast<double>(c.micro_batch) * static_cast<double>(job.seq_len) / c.cp;
   const double h = static_cast<double>(s.hidden);
-  const double layers = static_cast<double>(s.layers) / c.pp;
+  const double layers = static_cast<double>(s.layers) / c.pp;  // per stage, on average
+  const LlmStageLayers st = llm_stage_layers(s, c);
   const int dpn = n.devices_per_node;
   const double fwd = lc.fwd_s, bwd = lc.bwd_s;
   const double recompute = c.recompute == Recompute::full                                  ? fwd
@@ -190,13 +191,18 @@ LlmTime llm_step_time(const LlmJob& job, const LlmConfig& c, const LlmLayerCost&
     moe_extra = scale * (lc.moe_fwd_s + lc.moe_bwd_s + (c.recompute == Recompute::full ? lc.moe_fwd_s : 0.0));
   }
   const double layer = fwd + bwd + recompute + moe_extra;
-  const double per_mb_layers = layers * (layer + tp_layer + cp_layer + ep_layer);
+  const double per_layer = layer + tp_layer + cp_layer + ep_layer;
+  const double per_mb_layers = layers * per_layer;
   const double head = lc.head_fwd_s + lc.head_bwd_s;
-  const double stage_max = per_mb_layers + head;  // the last stage carries the LM head
+  // The slowest stage sets the pace: the last carries the LM head; with uneven stages the
+  // first ones hold a layer more (llm_stage_layers), and may be the slower.
+  const bool first_slower = c.pp > 1 && st.first * per_layer > st.last * per_layer + head;
+  const double busy_layers = first_slower ? st.first : st.last;
+  const double stage_max = first_slower ? st.first * per_layer : busy_layers * per_layer + head;
   const double stage_avg = per_mb_layers + head / c.pp;
-  r.tp_comm_s = m * layers * tp_layer;
-  r.cp_comm_s = m * layers * cp_layer;
-  r.ep_comm_s = m * layers * ep_layer;
+  r.tp_comm_s = m * busy_layers * tp_layer;
+  r.cp_comm_s = m * busy_layers * cp_layer;
+  r.ep_comm_s = m * busy_layers * ep_layer;
   r.compute_s = m * stage_max - r.tp_comm_s - r.cp_comm_s - r.ep_comm_s;
   // Pipeline: 1F1B fill and drain of (p - 1) / v micro-batch slots; sends of the boundary
   // activations (/ tp with SP's scatter-gather) forward and backward at every chunk edge.
@@ -220,10 +226,10 @@ LlmTime llm_step_time(const LlmJob& job, const LlmConfig& c, const LlmLayerCost&
       const double comm_layer = 2.0 * group_allgather_s(pl * p.weight_bytes, g, kg, n) +
                                 group_allgather_s(pl * p.reduce_bytes, g, kg, n);
       const double hidden = job.stack.fsdp_prefetch ? layer : 0.0;
-      const double outer = std::max(0.0, P - layers * pl);  // embeddings and head: the root unit
+      const double outer = std::max(0.0, P - mem.stage_layers * pl);  // embeddings and head: the root unit
       const double root = group_allgather_s(outer * p.weight_bytes, g, kg, n) +
                           group_allgather_s(outer * p.reduce_bytes, g, kg, n);
-      r.dp_comm_s = m * (layers * std::max(0.0, comm_layer - hidden) + root +
+      r.dp_comm_s = m * (mem.stage_layers * std::max(0.0, comm_layer - hidden) + root +
                          group_allgather_s(pl * p.weight_bytes, g, kg, n));
     } else {
       const double comm = c.zero == ZeroStage::none

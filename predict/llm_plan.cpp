@@ -88,8 +88,9 @@ void check_fixed(const LlmJob& job, const LlmConstraints& f, int gpus) {
   const LlmShape& s = job.shape;
   if (f.tp && (*f.tp < 1 || s.heads % *f.tp != 0))
     bad("tp", std::to_string(*f.tp) + " does not divide the " + std::to_string(s.heads) + " attention heads");
-  if (f.pp && (*f.pp < 1 || s.layers % *f.pp != 0))
-    bad("pp", std::to_string(*f.pp) + " does not divide the " + std::to_string(s.layers) + " layers");
+  if (f.pp && (*f.pp < 1 || *f.pp > s.layers))
+    bad("pp", std::to_string(*f.pp) + " stages for " + std::to_string(s.layers) +
+                  " layers (between 1 and one stage per layer)");
   if (f.cp && (*f.cp < 1 || job.seq_len % *f.cp != 0))
     bad("cp", std::to_string(*f.cp) + " does not divide the sequence length " + std::to_string(job.seq_len));
   if (f.ep && *f.ep > 1 && !s.moe()) bad("ep", "expert parallelism on a dense model (no experts)");

@@ -15,7 +15,7 @@ expect --sequence-parallel --model gpt2 "${c[@]}" --sequence-parallel maybe
 if "$bin" models 2>/dev/null | grep -w mpt_125m >/dev/null; then
   expect --cluster --model mpt_125m --cluster no_such_cluster --gpus 8 --global-batch 64
   expect --tp --model mpt_125m "${c[@]}" --tp 5
-  expect --pp --model mpt_125m "${c[@]}" --pp 5
+  expect --pp --model mpt_125m "${c[@]}" --pp 13
   expect --gpus --model mpt_125m --cluster hgx_a100_roce1600 --gpus 1000000 --global-batch 64 --seq-len 512
   expect --precision --model mpt_125m --cluster hgx_a100_roce1600 --gpus 8 --global-batch 64 --seq-len 512 --precision fp8
   expect --ep --model mpt_125m "${c[@]}" --ep 2

@@ -160,8 +160,13 @@ TEST_CASE("configuration checks name the field", "[llm][plan]") {
   LlmConfig c;
   c.tp = 3;
   CHECK(llm_config_error(j, c).rfind("tp:", 0) == 0);
-  c.tp = 1, c.pp = 3;
+  c.tp = 1, c.pp = 9;  // more stages than the 8 layers
   CHECK(llm_config_error(j, c).rfind("pp:", 0) == 0);
+  c.pp = 3;  // uneven stages (3, 3, 2 layers) run
+  CHECK(llm_config_error(j, c).empty());
+  c.pp = 4, c.virtual_stages = 3;  // 12 chunks for 8 layers
+  CHECK(llm_config_error(j, c).rfind("pp_virtual_stages:", 0) == 0);
+  c.virtual_stages = 1;
   c.pp = 1, c.dp = 3;
   CHECK(llm_config_error(j, c).rfind("global_batch:", 0) == 0);
   c.dp = 2, c.ep = 2;
@@ -170,6 +175,45 @@ TEST_CASE("configuration checks name the field", "[llm][plan]") {
   CHECK(llm_config_error(j, c).rfind("sequence_parallel:", 0) == 0);
   c.sequence_parallel = false;
   CHECK(llm_config_error(j, c).empty());
+}
+
+TEST_CASE("uneven pipeline stages: the first stages hold the extra layers, the slowest stage sets the pace",
+          "[llm][plan]") {
+  LlmShape s;
+  s.layers = 126;  // Llama 3 405B
+  LlmConfig c;
+  c.pp = 16;  // 126 = 16 x 7 + 14: stages 0-13 hold 8 layers, 14-15 hold 7
+  CHECK(llm_stage_layers(s, c).first == 8);
+  CHECK(llm_stage_layers(s, c).last == 7);
+  c.virtual_stages = 4;  // 64 chunks: 62 of 2 layers, 2 of 1; stage 0 runs chunks 0, 16, 32, 48 (all 2),
+  CHECK(llm_stage_layers(s, c).first == 8);  // stage 15 chunks 15, 31, 47 (2) and 63 (1)
+  CHECK(llm_stage_layers(s, c).last == 7);
+  s.layers = 96, c.pp = 8, c.virtual_stages = 1;  // even: 12 each
+  CHECK(llm_stage_layers(s, c).first == 12);
+  CHECK(llm_stage_layers(s, c).last == 12);
+  c.pp = 1;
+  CHECK(llm_stage_layers(s, c).first == 96);
+
+  // The 8-layer job on 3 stages (3, 3, 2 layers) against 4 stages (2 each) and 2 (4 each), the
+  // same micro-batches: the pace is max(3 layers, 2 layers + LM head) per micro-batch against
+  // 2 layers + head and 4 layers + head, so it lies between them; the first stage holds 3
+  // layers' weights.
+  LlmJob j = small_job();
+  const FlatPricer k;
+  const LlmNetwork n = net(240e9, 23e9);
+  LlmConfig u;
+  u.dp = 1, u.micro_batch = 4;
+  auto at = [&](int pp) {
+    u.pp = pp;
+    REQUIRE(llm_config_error(j, u).empty());
+    return llm_evaluate(j, u, k, n);
+  };
+  const LlmCandidate two = at(2), three = at(3), four = at(4);
+  CHECK(three.time.compute_s < two.time.compute_s);
+  CHECK(three.time.compute_s >= four.time.compute_s);
+  REQUIRE(three.memory.stage_layers == 3);  // the first stage is the fuller one
+  CHECK(three.memory.parameters_per_device ==
+        Approx(3 * llm_layer_parameters(j.shape) + llm_embedding_parameters(j.shape)));
 }
 
 TEST_CASE("the search ranks fitting configurations and counts the rejected ones", "[llm][plan]") {
