@@ -111,6 +111,11 @@ void run_plan(const PlanFlags& f0) {
   std::cout << r.model << " (" << fmt_int(r.parameters) << " parameters) on " << r.gpus << " x " << r.device << " ("
             << r.nodes << " nodes of " << r.cluster << "), sequence " << r.seq_len << ", global batch " << r.global_batch
             << ", " << r.precision << (r.framework == "default" ? "" : ", " + r.framework) << "\n";
+  // The neutral stack prices GEMMs at the CNN calibration stack's efficiency, well under what an
+  // LLM training stack's large GEMMs reach: say so, and how to name one.
+  if (r.framework == "default" && !parallel::parse_tpu_cluster_name(f.req.cluster))
+    std::cout << "framework: neutral (the calibration stack's kernel efficiencies); name the training stack with "
+                 "--framework (megatron-lm, llm-foundry; xpusim list frameworks)\n";
   std::cout << r.search.evaluated << " configurations priced (" << r.search.enumerated << " enumerated), "
             << ranked.size() << " fit in " << fmt_fixed(r.memory_bytes / 1e9, 1) << " GB per " << unit << "\n\n";
   if (!price.choice.empty()) std::cout << "offer: " << price.choice << "\n\n";
