@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 
@@ -45,17 +46,20 @@ struct Rounded {
 void write_file(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
 std::string load_error(const std::string& params, const std::string& heads = "4") {
-  const std::string path = "llm_zoo_bad_model.yaml";
+  // In the temp directory, removed after: a file left in the working directory lands in commits.
+  const std::string path = (std::filesystem::temp_directory_path() / "xpusim_llm_zoo_bad_model.yaml").string();
   write_file(path, "name: bad\nfamily: transformer\ndataset: openwebtext\ntask: sequence\ninput: [16]\nclasses: 64\n"
                    "params:\n  vocab: 64\n  hidden: 32\n  layers: 1\n  heads: " + heads + "\n  ffn: 64\n"
                    "  max_positions: 16\n  type_vocab: 0\n  causal: true\n  pre_norm: true\n  pooler: false\n  head: lm\n" +
                        params);
+  std::string error;
   try {
     load_model_spec(path);
   } catch (const UserError& e) {
-    return e.what();
+    error = e.what();
   }
-  return "";
+  std::filesystem::remove(path);
+  return error;
 }
 
 }  // namespace
