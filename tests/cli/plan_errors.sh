@@ -26,6 +26,17 @@ if "$bin" models 2>/dev/null | grep -w mpt_125m >/dev/null; then
   out="$("$bin" plan --model mpt_125m "${c[@]}" --precision fp8 --top 1 --format json)" || { echo "FAIL: plan fp8 on H100"; fail=1; }
   python3 -c 'import json,sys; c=json.loads(sys.argv[1])["ranked"][0]; assert c["memory_bytes"]["fp8_weights"] > 0, c' "$out" ||
     { echo "FAIL: no fp8 weight copy in the fp8 plan"; fail=1; }
+  # The table says when the stack is neutral (the calibration stack's GEMM efficiencies), and
+  # not when a training stack is named.
+  out="$("$bin" plan --model mpt_125m "${c[@]}" --top 1)" || { echo "FAIL: plan table"; fail=1; }
+  grep -q "^framework: neutral" <<<"$out" || { echo "FAIL: no neutral-framework line"; fail=1; }
+  out="$("$bin" plan --model mpt_125m "${c[@]}" --top 1 --framework llm-foundry)" || { echo "FAIL: plan llm-foundry"; fail=1; }
+  if grep -q "^framework: neutral" <<<"$out"; then echo "FAIL: neutral line with --framework llm-foundry"; fail=1; fi
+  # Uneven pipeline stages: 12 layers on 5 stages (3, 3, 2, 2, 2) run.
+  out="$("$bin" plan --model mpt_125m --cluster hgx_h100_ib3200 --gpus 10 --global-batch 60 --seq-len 512 --pp 5 \
+    --top 1 --format json)" || { echo "FAIL: plan --pp 5 on 12 layers"; fail=1; }
+  python3 -c 'import json,sys; c=json.loads(sys.argv[1])["ranked"][0]; assert c["pp"] == 5, c' "$out" ||
+    { echo "FAIL: no 5-stage plan"; fail=1; }
 else
   echo "note: mpt_125m not in the zoo; the decoder cases did not run"
 fi
