@@ -71,7 +71,16 @@ void register_list(CLI::App& app) {
     if (f == OutputFormat::json) {
       print_json_document(os, {{a->what, rows}});
     } else if (f == OutputFormat::csv) {
-      print_csv_records(os, rows, {cols.front()});
+      // A list (a framework's names, engines, versions) is one cell, "a; b", not JSON text.
+      nlohmann::json flat = rows;
+      for (auto& r : flat)
+        for (auto& [key, v] : r.items())
+          if (v.is_array()) {
+            std::string joined;
+            for (const auto& x : v) joined += (joined.empty() ? "" : "; ") + cell(x);
+            v = joined;
+          }
+      print_csv_records(os, flat, {cols.front()});
     } else {
       Table t{cols};
       for (const auto& r : rows) {

@@ -34,6 +34,8 @@ jq -e '.frameworks[] | select(.name == "pytorch_ngc_2019") | .versions | index("
   "$tmp/fw.json" >/dev/null || fail "list frameworks: pytorch_ngc_2019 lacks its versions"
 fw_table="$("$bin" list frameworks)"  # captured: grep -q closing a pipe early would fail the writer
 grep -q "^pytorch_amp_dali  *pytorch  " <<<"$fw_table" || fail "list frameworks table: pytorch_amp_dali row"
+fw_csv="$("$bin" list frameworks --format csv)"
+grep -q '^pytorch_2,.*,pytorch-2.x; pytorch-2,' <<<"$fw_csv" || fail "list frameworks csv: names joined in one cell"
 
 # Offers: every one has a date and a source; the 2017-2019 prices are flagged, today's are not.
 "$bin" list offers --format json >"$tmp/offers.json" 2>"$tmp/offers.err"
