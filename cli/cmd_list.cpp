@@ -25,14 +25,15 @@ struct ListArgs {
   std::string what, format = "table", catalog, region, output;
 };
 
-std::string cell(const nlohmann::json& v) {
+// A value as a table cell; a list (frameworks' names, engines, versions) joined with `sep`.
+std::string cell(const nlohmann::json& v, const char* sep = ", ") {
   if (v.is_null()) return "";
   if (v.is_string()) return v.get<std::string>();
   if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
   if (v.is_number_integer()) return std::to_string(v.get<long long>());
-  if (v.is_array()) {  // frameworks' names, engines and versions
+  if (v.is_array()) {
     std::string s;
-    for (const auto& x : v) s += (s.empty() ? "" : ", ") + cell(x);
+    for (const auto& x : v) s += (s.empty() ? "" : sep) + cell(x, sep);
     return s;
   }
   return fmt_sig(v.get<double>(), 4);
@@ -75,11 +76,7 @@ void register_list(CLI::App& app) {
       nlohmann::json flat = rows;
       for (auto& r : flat)
         for (auto& [key, v] : r.items())
-          if (v.is_array()) {
-            std::string joined;
-            for (const auto& x : v) joined += (joined.empty() ? "" : "; ") + cell(x);
-            v = joined;
-          }
+          if (v.is_array()) v = cell(v, "; ");
       print_csv_records(os, flat, {cols.front()});
     } else {
       Table t{cols};
