@@ -16,6 +16,7 @@
 #include "common/output.hpp"
 #include "common/progress.hpp"
 #include "common/stats.hpp"
+#include "devices/analytical/host_detect.hpp"
 #include "models/zoo.hpp"
 
 #ifndef XPUSIM_VERSION
@@ -257,6 +258,9 @@ MeasureRun measure(const MeasureOptions& o) {
             if (it.value().is_string() && it.key().find("version") != std::string::npos)
               v += " " + it.key() + "=" + it.value().get<std::string>();
           if (!rep.device.empty()) v += " measured_on=" + rep.device;
+          // The CPU the row ran on, so a later validation elsewhere can pin its figures
+          // (the `host` device is whatever machine predicts).
+          if (o.backend == "cpu") v += " cpu=" + analytical::describe_host_cpu(analytical::detect_host_cpu());
           versions[k] = v;
         }
       } catch (const std::exception& e) {

@@ -37,7 +37,7 @@ std::vector<std::string> string_list(SpecReader& r, const std::string& key, cons
 CpuIsa read_isa(SpecReader& r, const std::string& prefix, CpuIsa def) {
   CpuIsa isa;
   isa.simd_fp32_lanes = static_cast<int>(r.integer(prefix + "simd_fp32_lanes", def.simd_fp32_lanes, "lanes",
-                                                   "fp32 SIMD lanes the build uses (SSE 4, AVX2 8, AVX-512 16)",
+                                                   "fp32 lanes of the units that execute the build's FMAs (SSE 4, AVX2 8, AVX-512 16; AMD Zen 4 runs AVX-512 on 256-bit units: 8)",
                                                    [](long long v) { return v == 1 || v == 4 || v == 8 || v == 16 ? "" : "must be 1, 4, 8 or 16"; }));
   isa.fma_units = static_cast<int>(r.integer(prefix + "fma_units", def.fma_units, "pipes",
                                              "FMA pipes per core the build uses (0 = no FMA)",
@@ -328,13 +328,17 @@ DeviceSpec parse_device_spec(const YAML::Node& root, const std::string& path, st
     d.llc_mb = num("llc_mb", 0, "MB", "last-level cache shared by the vCPUs (0 = not modelled; host: detected)", non_negative);
     d.llc_bytes_per_cycle = num("llc_bytes_per_cycle", 32, "B/cycle", "last-level cache bandwidth per core", positive);
     if (d.detect) {
+      // What this machine reports fills every field the file (or --set) does not state, so a
+      // user can correct one detected figure without turning detection off.
       HostCpuInfo h = detect_host_cpu();
-      d.max_vcpus = h.logical_cpus;
-      d.vcpus_per_core = std::clamp(h.logical_cpus / std::max(1, h.physical_cores), 1, 2);
-      d.vcpus_per_socket = std::max(1, h.logical_cpus / h.sockets);
+      d.detected_cpu = describe_host_cpu(h);
+      if (!r.has("max_vcpus")) d.max_vcpus = h.logical_cpus;
+      if (!r.has("vcpus_per_core")) d.vcpus_per_core = std::clamp(h.logical_cpus / std::max(1, h.physical_cores), 1, 2);
+      if (!r.has("vcpus_per_socket")) d.vcpus_per_socket = std::max(1, h.logical_cpus / h.sockets);
       if (d.frequency_ghz == 0) d.frequency_ghz = h.max_ghz > 0 ? h.max_ghz : 2.0;
-      d.compiled_isa.simd_fp32_lanes = h.avx512f ? 16 : (h.avx ? 8 : 4);
-      d.compiled_isa.fma_units = h.fma ? 2 : 0;
+      // Lanes of the units that execute the FMAs, not of the widest ISA (host_detect.hpp).
+      if (!r.has("compiled_simd_fp32_lanes")) d.compiled_isa.simd_fp32_lanes = simd_datapath_bits(h) / 32;
+      if (!r.has("compiled_fma_units")) d.compiled_isa.fma_units = h.fma ? 2 : 0;
       if (d.memory_bytes == 0) d.memory_bytes = h.memory_bytes;
       if (d.llc_mb == 0) d.llc_mb = static_cast<double>(h.llc_bytes) / 1e6;
     }

@@ -20,7 +20,7 @@ enum class DeviceKind { gpu, cpu };
 
 // CPU ISA as a framework build uses it: SIMD lanes for fp32 and FMA pipes per core.
 struct CpuIsa {
-  int simd_fp32_lanes = 4;  // SSE 4, AVX/AVX2 8, AVX-512 16
+  int simd_fp32_lanes = 4;  // lanes of the FMA units: SSE 4, AVX/AVX2 8, AVX-512 16 (Zen 4: 8)
   int fma_units = 0;        // 0 = no FMA: separate multiply and add pipes (1 each)
   // Peak fp32 FLOPs per cycle per physical core.
   double flops_per_cycle() const { return fma_units > 0 ? 2.0 * simd_fp32_lanes * fma_units : 2.0 * simd_fp32_lanes; }
@@ -88,6 +88,7 @@ struct DeviceSpec : DeviceConfig {
   double pip_compute_efficiency = 0.7;  // the same for the generic (pip) build's simpler SSE kernels
   double memory_gb_per_vcpu = 0;       // machine memory that scales with vCPUs (GCE n1-highcpu: 0.9)
   bool detect = false;                  // host: cores, ISA and frequency from /proc and sysfs
+  std::string detected_cpu;             // host: the detected CPU in one line (empty unless detect)
   double llc_mb = 0;                    // last-level cache (MB, 1e6 bytes) shared by the vCPUs; 0 = not modelled
   double llc_bytes_per_cycle = 32;      // last-level cache bandwidth per core and cycle
 

@@ -263,6 +263,8 @@ StepReport AnalyticalEngine::run_step(const StepRequest& req) {
 
   rep.extra["kind"] = gpu ? "gpu" : "cpu";
   if (!gpu) rep.extra["build"] = cpu_build_name(build);
+  // The detected host CPU the prediction assumed (vendor, family, clock, vector width).
+  if (!d.detected_cpu.empty()) rep.extra["host_cpu"] = d.detected_cpu;
   rep.extra["time_compute_bound_s"] = t_compute_bound;
   rep.extra["time_memory_bound_s"] = t_memory_bound;
   rep.extra["communication_busy_s"] = step.comm_busy_s;

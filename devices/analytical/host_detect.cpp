@@ -1,5 +1,6 @@
 #include "devices/analytical/host_detect.hpp"
 
+#include <cstdio>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -19,7 +20,37 @@ std::string trim(const std::string& s) {
   size_t b = s.find_first_not_of(" \t\r\n"), e = s.find_last_not_of(" \t\r\n");
   return b == std::string::npos ? "" : s.substr(b, e - b + 1);
 }
+int parse_int(const std::string& s) {
+  try {
+    return std::stoi(s);
+  } catch (...) {
+    return -1;
+  }
+}
 }  // namespace
+
+int simd_datapath_bits(const HostCpuInfo& h) {
+  if (h.avx512f) return h.vendor == "AuthenticAMD" && h.family == 25 ? 256 : 512;
+  return h.avx ? 256 : 128;
+}
+
+std::string describe_host_cpu(const HostCpuInfo& h) {
+  std::ostringstream o;
+  o << (h.vendor.empty() ? std::string("unknown vendor") : h.vendor);
+  if (h.family >= 0) o << " family " << h.family;
+  if (h.model >= 0) o << " model " << h.model;
+  if (!h.model_name.empty()) o << " (" << h.model_name << ")";
+  o << ", " << h.logical_cpus << " logical CPUs, " << h.physical_cores << (h.physical_cores == 1 ? " core, " : " cores, ")
+    << h.sockets << (h.sockets == 1 ? " socket" : " sockets");
+  if (h.max_ghz > 0) {
+    char ghz[32];
+    std::snprintf(ghz, sizeof ghz, "%.3f", h.max_ghz);
+    o << ", " << ghz << " GHz";
+  }
+  const char* isa = h.avx512f ? "AVX-512" : h.avx2 ? "AVX2" : h.avx ? "AVX" : "SSE";
+  o << ", " << isa << (h.fma ? "+FMA" : "") << " on " << simd_datapath_bits(h) << "-bit units";
+  return o.str();
+}
 
 HostCpuInfo parse_cpuinfo(const std::string& text) {
   HostCpuInfo h;
@@ -38,6 +69,10 @@ HostCpuInfo parse_cpuinfo(const std::string& text) {
     else if (key == "core id") cores.insert({phys, val});
     else if (key == "cpu MHz") { try { mhz_max = std::max(mhz_max, std::stod(val)); } catch (...) {} }
     else if (key == "flags" && flags.empty()) flags = " " + val + " ";
+    else if (key == "vendor_id" && h.vendor.empty()) h.vendor = val;
+    else if (key == "model name" && h.model_name.empty()) h.model_name = val;
+    else if (key == "cpu family" && h.family < 0) h.family = parse_int(val);
+    else if (key == "model" && h.model < 0) h.model = parse_int(val);
   }
   h.logical_cpus = std::max(1, logical);
   h.sockets = std::max<int>(1, static_cast<int>(sockets.size()));
