@@ -1,6 +1,7 @@
 // `xpusim validate`: predicted vs reference for every row of a reference CSV (or for rows
 // measured on this machine with --measure), with errors per row and MAPE per device, model,
 // metric and framework; --report writes an HTML page with SVG plots.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -10,6 +11,9 @@
 #include "common/checked_io.hpp"
 #include "common/error.hpp"
 #include "common/progress.hpp"
+#include "devices/analytical/device_spec.hpp"
+#include "devices/analytical/host_detect.hpp"
+#include "predict/predict.hpp"
 #include "validation/calibrate.hpp"
 #include "validation/measure.hpp"
 #include "validation/report_html.hpp"
@@ -32,8 +36,26 @@ struct ValidateArgs {
   int threads = 0;
   bool resume = false;
   std::vector<std::string> calibrations;
+  std::vector<std::string> sets;
   std::string baseline = "k80";
 };
+// --set names a device some row is on and keys its YAML has: checked once, up front, so that
+// a typo is one error (exit 2) rather than every row on the device skipped with its reason.
+void check_device_overrides(const std::map<std::string, std::vector<std::string>>& overrides,
+                            const std::vector<std::string>& row_devices) {
+  for (const auto& [device, kvs] : overrides) {
+    if (std::find(row_devices.begin(), row_devices.end(), device) == row_devices.end())
+      throw UserError("--set: no row is on device '" + device + "'");
+    if (engine_for_device(device) != "analytical") continue;
+    try {
+      analytical::load_device_spec(device, kvs);
+    } catch (const UserError& e) {
+      // The loader names its "set: KEY=VALUE"; name the flag as the user wrote it.
+      const std::string m = e.what();
+      throw UserError(m.rfind("set: ", 0) == 0 ? "--set " + device + ":" + m.substr(5) : "--set " + device + ": " + m);
+    }
+  }
+}
 }  // namespace
 
 void register_validate(CLI::App& app) {
@@ -44,6 +66,9 @@ void register_validate(CLI::App& app) {
   cmd->add_option("--report", a->report, "write DIR/index.html (SVG plots) and DIR/validation.json");
   cmd->add_option("--calibration", a->calibrations,
                   "apply a calibration overlay written by `xpusim calibrate` to its device (repeatable)");
+  cmd->add_option("--set", a->sets,
+                  "DEVICE:KEY=VALUE: override a field of DEVICE's YAML for every row on it (repeatable), e.g. "
+                  "host:frequency_ghz=2.445");
   cmd->add_option("--framework", a->framework,
                   "predict every row under this framework profile (default: the profile the row's framework column names)");
   cmd->add_option("--baseline-device", a->baseline, "device of the *_relative_to_k80 baselines")->capture_default_str();
@@ -83,6 +108,12 @@ void register_validate(CLI::App& app) {
       auto& list = vo.overrides[ov.device];
       list.insert(list.end(), ov.overrides.begin(), ov.overrides.end());
     }
+    for (const auto& kv : a->sets) {
+      const size_t colon = kv.find(':');
+      if (colon == std::string::npos || colon == 0 || kv.find('=', colon) == std::string::npos)
+        throw UserError("--set: '" + kv + "' is not DEVICE:KEY=VALUE (e.g. host:frequency_ghz=2.445)");
+      vo.overrides[kv.substr(0, colon)].push_back(kv.substr(colon + 1));
+    }
     std::vector<ReferenceRow> rows;
     std::string name = a->reference;
     if (!a->measure.empty()) {
@@ -96,6 +127,7 @@ void register_validate(CLI::App& app) {
       mo.backend = a->measure;
       mo.device = a->measure_device.empty() ? (a->measure == "cpu" ? "host" : "") : a->measure_device;
       if (mo.device.empty()) throw UserError("--measure-device: name the device YAML of this GPU (e.g. v100_sxm2_16gb)");
+      check_device_overrides(vo.overrides, {mo.device});
       mo.setup = a->measure == "cpu" ? "host" : "";
       mo.count = a->measure == "cpu" ? a->threads : 1;
       mo.cases = a->measure_cases.empty() ? default_measure_cases() : parse_measure_cases(a->measure_cases, "--measure-cases");
@@ -146,6 +178,19 @@ void register_validate(CLI::App& app) {
       name = out;
     } else {
       rows = read_reference_csv(a->reference);
+      std::vector<std::string> devices;
+      for (const auto& r : rows) devices.push_back(r.device);
+      check_device_overrides(vo.overrides, devices);
+      // Measured rows of another CPU, predicted for this one: say so, unless the user pinned it.
+      if (!vo.overrides.count("host")) {
+        const std::string here = analytical::describe_host_cpu(analytical::detect_host_cpu());
+        const HostCpuMismatch m = host_cpu_mismatch(rows, here);
+        if (m.rows > 0)
+          std::cerr << "xpusim: note: " << m.rows << (m.rows == 1 ? " row" : " rows")
+                    << " on the `host` device ran on another CPU (" << m.cpu << ") than this machine (" << here
+                    << "), which `host` predicts; pin the measured machine's figures with --set host:KEY=VALUE "
+                       "(detect=false, frequency_ghz, compiled_simd_fp32_lanes, max_vcpus, ...; docs/analytical-model.md)\n";
+      }
     }
     ValidationResult res = validate_rows(rows, vo, name);
     if (!a->report.empty()) write_report(res, a->report);

@@ -130,6 +130,26 @@ std::string row_inputs_fingerprint(const ReferenceRow& r) {
   return r.note.substr(from, r.note.find(' ', from) - from);
 }
 
+std::string row_measured_cpu(const ReferenceRow& r) {
+  const size_t at = r.note.find(" cpu=");
+  if (at == std::string::npos) return "";
+  const size_t from = at + 5;
+  // The description holds spaces; the note's next field (the backend) ends it.
+  const size_t end = r.note.find(" backend=", from);
+  return r.note.substr(from, end == std::string::npos ? std::string::npos : end - from);
+}
+
+HostCpuMismatch host_cpu_mismatch(const std::vector<ReferenceRow>& rows, const std::string& this_cpu) {
+  HostCpuMismatch m;
+  for (const auto& r : rows) {
+    if (r.device != "host") continue;
+    const std::string cpu = row_measured_cpu(r);
+    if (cpu.empty() || cpu == this_cpu) continue;
+    if (m.rows++ == 0) m.cpu = cpu;
+  }
+  return m;
+}
+
 MeasureRun measure(const MeasureOptions& o) {
   const int count = resolved_count(o);
   const int repeats = std::max(1, o.repeats);

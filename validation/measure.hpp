@@ -62,6 +62,18 @@ std::string measure_inputs_fingerprint(const MeasureOptions& o);
 // The "inputs=" token of a measured row's note (empty when it has none).
 std::string row_inputs_fingerprint(const ReferenceRow& r);
 
+// The "cpu=" description of a row measured with `--measure cpu` (host_detect.hpp's
+// describe_host_cpu of the machine it ran on); empty when the note has none.
+std::string row_measured_cpu(const ReferenceRow& r);
+// Rows on the detected `host` device measured on another CPU than `this_cpu`: the `host`
+// device predicts the machine that validates, so such rows compare two machines. `rows` = 0
+// when every such row matches or none says where it ran; `cpu` = the first other CPU.
+struct HostCpuMismatch {
+  int rows = 0;
+  std::string cpu;
+};
+HostCpuMismatch host_cpu_mismatch(const std::vector<ReferenceRow>& rows, const std::string& this_cpu);
+
 // UnavailableError naming --measure when the backend is not built in or cannot run here;
 // otherwise the engine's description (it names library versions, e.g. oneDNN).
 std::string check_backend_available(const std::string& backend);

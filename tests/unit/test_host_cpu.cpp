@@ -10,6 +10,7 @@
 #include "devices/analytical/host_detect.hpp"
 #include "predict/predict.hpp"
 #include "tests/unit/predict_request.hpp"
+#include "validation/measure.hpp"
 #include "validation/reference_csv.hpp"
 #include "validation/validate.hpp"
 #include "xpusim_test_paths.hpp"
@@ -107,4 +108,28 @@ TEST_CASE("host model vs CPU-backend rows measured on an AMD Zen 4 (held out)", 
   for (const auto& r : wide.rows) CHECK(r.error_pct.value_or(-1e9) > 0.0);
   REQUIRE(wide.mape_pct.has_value());
   CHECK(*wide.mape_pct > 2 * *zen4.mape_pct);
+}
+
+TEST_CASE("a measured row says which CPU it ran on, and rows of another CPU are counted", "[analytical][host]") {
+  validation::ReferenceRow a;
+  a.device = "host";
+  a.note = "steps=7 inputs=ab12 measured_on=cpu cpu=AuthenticAMD family 25 model 17 (AMD EPYC), 2 logical CPUs, "
+           "2.596 GHz backend=real training steps";
+  CHECK(validation::row_measured_cpu(a) == "AuthenticAMD family 25 model 17 (AMD EPYC), 2 logical CPUs, 2.596 GHz");
+  validation::ReferenceRow last = a;  // the description ends the note
+  last.note = "measured_on=cpu cpu=GenuineIntel family 6 model 85";
+  CHECK(validation::row_measured_cpu(last) == "GenuineIntel family 6 model 85");
+  validation::ReferenceRow none = a;
+  none.note = "steps=7 threads=1";
+  CHECK(validation::row_measured_cpu(none).empty());
+
+  const std::string here = "AuthenticAMD family 25 model 17 (AMD EPYC), 2 logical CPUs, 2.596 GHz";
+  CHECK(validation::host_cpu_mismatch({a, none}, here).rows == 0);
+  const auto other = validation::host_cpu_mismatch({a, last, none, last}, here);
+  CHECK(other.rows == 2);
+  CHECK(other.cpu == "GenuineIntel family 6 model 85");
+  // Rows on other devices are not the host's business.
+  validation::ReferenceRow gpu = last;
+  gpu.device = "v100_sxm2_16gb";
+  CHECK(validation::host_cpu_mismatch({gpu}, here).rows == 0);
 }
