@@ -1,6 +1,9 @@
 #include "cli/step_report_output.hpp"
 
 #include <map>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "common/records.hpp"
 
@@ -42,10 +45,19 @@ void print_step_report(std::ostream& os, const StepReport& r, OutputFormat f) {
   for (const auto& [unit, u] : r.utilization) by_name[resource_name(unit)] = u;
   for (const auto& [unit, u] : by_name) t.add({"utilization." + unit, fmt_fixed(u, 3)});
   for (const auto& [kind, s] : r.per_op_s) t.add({"per_op_s." + kind, fmt_sig(s, 4)});
-  for (auto it = r.extra.begin(); it != r.extra.end(); ++it)
-    if (it.value().is_primitive())
+  // A long text (the detected host CPU) would widen the right-aligned value column for every
+  // row: it goes below the table, one "field: text" line each.
+  constexpr size_t kLongText = 60;
+  std::vector<std::pair<std::string, std::string>> long_texts;
+  for (auto it = r.extra.begin(); it != r.extra.end(); ++it) {
+    if (!it.value().is_primitive()) continue;
+    if (it.value().is_string() && it.value().get<std::string>().size() > kLongText)
+      long_texts.emplace_back(it.key(), it.value().get<std::string>());
+    else
       t.add({it.key(), it.value().is_string() ? it.value().get<std::string>() : it.value().dump()});
+  }
   t.print(os, f);
+  for (const auto& [key, text] : long_texts) os << key << ": " << text << "\n";
 }
 
 }  // namespace xpusim::cli
