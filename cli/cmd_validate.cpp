@@ -39,15 +39,16 @@ struct ValidateArgs {
   std::vector<std::string> sets;
   std::string baseline = "k80";
 };
-// --set names a device some row is on and keys its YAML has: checked once, up front, so that
-// a typo is one error (exit 2) rather than every row on the device skipped with its reason.
+// --set names a device some row is on and keys its YAML has: checked once, up front, so that a
+// typo is one error (exit 2) rather than every row on the device skipped with its reason.
+// (A calibration overlay's keys are its loader's to check, and may name a device no row is on.)
 void check_device_overrides(const std::map<std::string, std::vector<std::string>>& overrides,
                             const std::vector<std::string>& row_devices) {
   for (const auto& [device, kvs] : overrides) {
     if (std::find(row_devices.begin(), row_devices.end(), device) == row_devices.end())
       throw UserError("--set: no row is on device '" + device + "'");
-    if (engine_for_device(device) != "analytical") continue;
     try {
+      if (engine_for_device(device) != "analytical") continue;
       analytical::load_device_spec(device, kvs);
     } catch (const UserError& e) {
       // The loader names its "set: KEY=VALUE"; name the flag as the user wrote it.
@@ -108,11 +109,17 @@ void register_validate(CLI::App& app) {
       auto& list = vo.overrides[ov.device];
       list.insert(list.end(), ov.overrides.begin(), ov.overrides.end());
     }
+    // --set's own overrides, checked against the rows below (a calibration overlay is not).
+    std::map<std::string, std::vector<std::string>> sets;
     for (const auto& kv : a->sets) {
       const size_t colon = kv.find(':');
       if (colon == std::string::npos || colon == 0 || kv.find('=', colon) == std::string::npos)
         throw UserError("--set: '" + kv + "' is not DEVICE:KEY=VALUE (e.g. host:frequency_ghz=2.445)");
-      vo.overrides[kv.substr(0, colon)].push_back(kv.substr(colon + 1));
+      sets[kv.substr(0, colon)].push_back(kv.substr(colon + 1));
+    }
+    for (const auto& [device, kvs] : sets) {
+      auto& list = vo.overrides[device];
+      list.insert(list.end(), kvs.begin(), kvs.end());
     }
     std::vector<ReferenceRow> rows;
     std::string name = a->reference;
@@ -127,7 +134,7 @@ void register_validate(CLI::App& app) {
       mo.backend = a->measure;
       mo.device = a->measure_device.empty() ? (a->measure == "cpu" ? "host" : "") : a->measure_device;
       if (mo.device.empty()) throw UserError("--measure-device: name the device YAML of this GPU (e.g. v100_sxm2_16gb)");
-      check_device_overrides(vo.overrides, {mo.device});
+      check_device_overrides(sets, {mo.device});
       mo.setup = a->measure == "cpu" ? "host" : "";
       mo.count = a->measure == "cpu" ? a->threads : 1;
       mo.cases = a->measure_cases.empty() ? default_measure_cases() : parse_measure_cases(a->measure_cases, "--measure-cases");
@@ -180,7 +187,7 @@ void register_validate(CLI::App& app) {
       rows = read_reference_csv(a->reference);
       std::vector<std::string> devices;
       for (const auto& r : rows) devices.push_back(r.device);
-      check_device_overrides(vo.overrides, devices);
+      check_device_overrides(sets, devices);
       // Measured rows of another CPU, predicted for this one: say so, unless the user pinned it.
       if (!vo.overrides.count("host")) {
         const std::string here = analytical::describe_host_cpu(analytical::detect_host_cpu());

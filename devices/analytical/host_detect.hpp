@@ -30,7 +30,7 @@ struct HostCpuInfo {
 int simd_datapath_bits(const HostCpuInfo& h);
 
 // One line for reports and measured rows: "AuthenticAMD family 25 model 17 (AMD EPYC),
-// 2 logical CPUs, 2 cores, 1 socket, 2.596 GHz, AVX-512 on 256-bit units".
+// 2 logical CPUs, 2 cores, 1 socket, 2.596 GHz, AVX-512+FMA on 256-bit units".
 std::string describe_host_cpu(const HostCpuInfo& h);
 
 // "32768K" / "1M" / "512" (bytes) as in sysfs cache/indexN/size; 0 when unparsable.
