@@ -103,11 +103,32 @@ TEST_CASE("host model vs CPU-backend rows measured on an AMD Zen 4 (held out)", 
   REQUIRE(zen4.mape_pct.has_value());
   CHECK(*zen4.mape_pct <= 28.0);
   // Counting AVX-512 as 16 lanes on both FMA pipes (what detection did before) over-predicts
-  // every row, by ~49 % on average.
+  // every row, by ~50 % on average.
   const auto wide = validate_with_lanes(16);
   for (const auto& r : wide.rows) CHECK(r.error_pct.value_or(-1e9) > 0.0);
   REQUIRE(wide.mape_pct.has_value());
   CHECK(*wide.mape_pct > 2 * *zen4.mape_pct);
+
+  // The same cases at 2 threads (cpu-host-zen4-t2-2026-11-27.csv): ~21 % when taken, with the
+  // thread scaling the model misses on the LSTM: measured 1.28x over one thread, modelled 1.90x
+  // (its timestep GEMMs are too small to split), so it is the one row predicted high.
+  std::vector<validation::ReferenceRow> rows2;
+  for (const auto& r : validation::read_reference_csv(std::string(XPUSIM_MEASURED_DIR) + "/cpu-host-zen4-t2-2026-11-27.csv"))
+    if (r.metric == "train_throughput") rows2.push_back(r);
+  REQUIRE(rows2.size() == 7);
+  validation::ValidateOptions o2;
+  o2.overrides["host"] = {"detect=false",       "frequency_ghz=2.596", "vcpus_per_core=1",
+                          "vcpus_per_socket=2", "max_vcpus=2",         "memory_gb=24",
+                          "compiled_simd_fp32_lanes=8", "compiled_fma_units=2", "llc_mb=33.554432"};
+  const auto two = validation::validate_rows(rows2, o2);
+  REQUIRE(two.rows_used == 7);
+  REQUIRE(two.mape_pct.has_value());
+  CHECK(*two.mape_pct <= 26.0);
+  for (const auto& r : two.rows) {
+    INFO(r.row.model << ": " << r.error_pct.value_or(1e9) << "%");
+    CHECK(std::abs(r.error_pct.value_or(1e9)) < 45.0);
+    if (r.row.model == "lstm_textgen") CHECK(r.error_pct.value_or(-1e9) > 0.0);
+  }
 }
 
 TEST_CASE("a measured row says which CPU it ran on, and rows of another CPU are counted", "[analytical][host]") {
