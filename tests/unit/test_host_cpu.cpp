@@ -31,6 +31,14 @@ std::string cpuinfo(const std::string& vendor, int family, int model, const std:
 const std::string kAvx2 = "avx avx2 fma";
 const std::string kAvx512 = "avx avx2 fma avx512f avx512dq avx512bw avx512vl avx512_bf16";
 
+// The Zen 4 VM the measured files ran on, as `host` would detect it, with `lanes` counted per
+// FMA pipe (8: its 256-bit units; 16: AVX-512 taken at its width).
+std::vector<std::string> zen4_vm(int lanes) {
+  return {"detect=false",       "frequency_ghz=2.596", "vcpus_per_core=1",
+          "vcpus_per_socket=2", "max_vcpus=2",         "memory_gb=24",
+          "compiled_simd_fp32_lanes=" + std::to_string(lanes), "compiled_fma_units=2", "llc_mb=33.554432"};
+}
+
 double peak_flops(const std::vector<std::string>& overrides) {
   PredictRequest r = fixtures::predict_request("host", 1, "mnist_mlp", 128, "fp32");
   r.placement.overrides = overrides;
@@ -85,10 +93,7 @@ TEST_CASE("host model vs CPU-backend rows measured on an AMD Zen 4 (held out)", 
   REQUIRE(rows.size() == 7);
   auto validate_with_lanes = [&](int lanes) {
     validation::ValidateOptions o;
-    o.overrides["host"] = {"detect=false",         "frequency_ghz=2.596", "vcpus_per_core=1",
-                           "vcpus_per_socket=2",   "max_vcpus=2",         "memory_gb=24",
-                           "compiled_simd_fp32_lanes=" + std::to_string(lanes), "compiled_fma_units=2",
-                           "llc_mb=33.554432"};
+    o.overrides["host"] = zen4_vm(lanes);
     return validation::validate_rows(rows, o);
   };
   // The Zen 4's 256-bit FMA units: the model is low by what the VM does not show (the boost
@@ -117,9 +122,7 @@ TEST_CASE("host model vs CPU-backend rows measured on an AMD Zen 4 (held out)", 
     if (r.metric == "train_throughput") rows2.push_back(r);
   REQUIRE(rows2.size() == 7);
   validation::ValidateOptions o2;
-  o2.overrides["host"] = {"detect=false",       "frequency_ghz=2.596", "vcpus_per_core=1",
-                          "vcpus_per_socket=2", "max_vcpus=2",         "memory_gb=24",
-                          "compiled_simd_fp32_lanes=8", "compiled_fma_units=2", "llc_mb=33.554432"};
+  o2.overrides["host"] = zen4_vm(8);
   const auto two = validation::validate_rows(rows2, o2);
   REQUIRE(two.rows_used == 7);
   REQUIRE(two.mape_pct.has_value());
