@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <set>
 
 #include "cli/commands.hpp"
 #include "common/checked_io.hpp"
@@ -41,15 +42,37 @@ struct ValidateArgs {
 };
 // --set names a device some row is on and keys its YAML has: checked once, up front, so that a
 // typo is one error (exit 2) rather than every row on the device skipped with its reason.
+// framework.KEY is checked against the profiles the device's rows are predicted under (the
+// --framework profile, else each row's framework column); system.KEY is left to each row.
 // (A calibration overlay's keys are its loader's to check, and may name a device no row is on.)
 void check_device_overrides(const std::map<std::string, std::vector<std::string>>& overrides,
-                            const std::vector<std::string>& row_devices) {
+                            const std::map<std::string, std::set<std::string>>& row_frameworks) {
   for (const auto& [device, kvs] : overrides) {
-    if (std::find(row_devices.begin(), row_devices.end(), device) == row_devices.end())
-      throw UserError("--set: no row is on device '" + device + "'");
+    const auto rows = row_frameworks.find(device);
+    if (rows == row_frameworks.end()) throw UserError("--set: no row is on device '" + device + "'");
+    std::vector<std::string> device_kvs, framework_kvs;
+    for (const auto& kv : kvs)
+      if (kv.rfind("framework.", 0) == 0)
+        framework_kvs.push_back(kv.substr(10));
+      else if (kv.rfind("system.", 0) != 0)
+        device_kvs.push_back(kv);
     try {
       if (engine_for_device(device) != "analytical") continue;
-      analytical::load_device_spec(device, kvs);
+      analytical::load_device_spec(device, device_kvs);
+      if (framework_kvs.empty()) continue;
+      bool any_profile = false;
+      for (const auto& fw : rows->second) {
+        std::string file;
+        try {
+          file = fw.empty() ? "" : find_framework_file(fw, "analytical");
+        } catch (const UserError&) {
+          continue;  // no such profile: its rows are skipped with that reason
+        }
+        if (file.empty()) continue;
+        any_profile = true;
+        load_framework_spec(file, framework_kvs);
+      }
+      if (!any_profile) throw UserError("framework.*: no row on '" + device + "' names a framework profile");
     } catch (const UserError& e) {
       // The loader names its "set: KEY=VALUE"; name the flag as the user wrote it.
       const std::string m = e.what();
@@ -134,7 +157,7 @@ void register_validate(CLI::App& app) {
       mo.backend = a->measure;
       mo.device = a->measure_device.empty() ? (a->measure == "cpu" ? "host" : "") : a->measure_device;
       if (mo.device.empty()) throw UserError("--measure-device: name the device YAML of this GPU (e.g. v100_sxm2_16gb)");
-      check_device_overrides(sets, {mo.device});
+      check_device_overrides(sets, {{mo.device, {a->framework.empty() ? "xpusim-" + a->measure : a->framework}}});
       mo.setup = a->measure == "cpu" ? "host" : "";
       mo.count = a->measure == "cpu" ? a->threads : 1;
       mo.cases = a->measure_cases.empty() ? default_measure_cases() : parse_measure_cases(a->measure_cases, "--measure-cases");
@@ -185,9 +208,10 @@ void register_validate(CLI::App& app) {
       name = out;
     } else {
       rows = read_reference_csv(a->reference);
-      std::vector<std::string> devices;
-      for (const auto& r : rows) devices.push_back(r.device);
-      check_device_overrides(sets, devices);
+      std::map<std::string, std::set<std::string>> row_frameworks;
+      for (const auto& r : rows)
+        row_frameworks[r.device].insert(a->framework.empty() ? request_for_row(r).placement.framework : a->framework);
+      check_device_overrides(sets, row_frameworks);
       // Measured rows of another CPU, predicted for this one: say so, unless the user pinned it.
       if (!vo.overrides.count("host")) {
         const std::string here = analytical::describe_host_cpu(analytical::detect_host_cpu());

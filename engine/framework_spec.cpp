@@ -71,6 +71,7 @@ const std::vector<FrameworkFieldScope>& framework_field_scopes() {
       {"fp32_unfused_update_kernels", {"analytical"}},   // the fp32 path's optimizer kernels
       {"fp32_unfused_update_accesses", {"analytical"}},
       {"serial_towers", {"analytical"}},                 // data-parallel towers that take turns
+      {"session_run", {"analytical"}},                   // the device file's per-step session run
       {"fused_bn_activation_half", {"analytical"}},     // BN + (add) + ReLU as one kernel in 16 bits
       {"kernel_tf32_efficiency_scale", {"analytical"}},  // TF32 tensor kernels vs the stack's 16-bit ones
   };
@@ -279,6 +280,10 @@ FrameworkSpec parse_framework_spec(const YAML::Node& root, const std::string& pa
                            "data-parallel towers take turns on their GPUs (Keras multi_gpu_model on TF 1.13 in the "
                            "2019 Keras study): every GPU waits while the other towers' forward and backward ops run; "
                            "false = the towers run concurrently");
+  f.session_run = r.flag("session_run", true,
+                         "each step is one run of a graph session (TF 1.x session.run: feeds, executor set-up, host "
+                         "sync), whose cost the device file's step_overhead_ms holds; false = a runtime without one "
+                         "(kernels launched from a C++ loop, one stream sync per step): that cost is not paid");
   r.child("calibrate", "fittable constants (numeric top-level keys) for calibrating a framework profile");
   f.source = r.text("source", std::string(""), "where the constants come from / what they were fitted on");
   r.finish();
@@ -396,6 +401,7 @@ bool FrameworkSpec::constants_neutral() const {
          fp32_unfused_update_kernels == d.fp32_unfused_update_kernels &&
          fp32_unfused_update_accesses == d.fp32_unfused_update_accesses &&
          recurrent_gate_gemms == d.recurrent_gate_gemms && serial_towers == d.serial_towers &&
+         session_run == d.session_run &&
          fused_bn_activation_half == d.fused_bn_activation_half &&
          kernel_tf32_efficiency_scale == d.kernel_tf32_efficiency_scale &&
          fp32_matmul_strict == d.fp32_matmul_strict &&

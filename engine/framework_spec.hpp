@@ -176,6 +176,11 @@ struct FrameworkSpec {
   // gains (replicas - 1) x one tower's forward + backward time, which is no kernel time for the
   // waiting GPU (gpu_util_pct_smi). false = the towers run concurrently.
   bool serial_towers = false;
+  // Each step is one run of a graph session (TF 1.x session.run), whose per-step cost the
+  // device file's step_overhead_ms holds (fitted on TF rows). false: a runtime without one,
+  // such as xpusim's own CUDA backend (a C++ loop launching the step's kernels, one stream
+  // sync), does not pay it; its per-kernel launch cost stays in the kernel prices.
+  bool session_run = true;
   // Mixed precision: the stack runs batch norm with its following ReLU (and a residual add
   // feeding that ReLU) as one fused kernel on 16-bit NHWC data (TensorFlow's grappler remapper
   // -> _FusedBatchNormEx, cuDNN's CUDNN_BATCHNORM_OPS_BN_ACTIVATION / _BN_ADD_ACTIVATION; the

@@ -216,7 +216,9 @@ StepReport AnalyticalEngine::run_step(const StepRequest& req) {
   DeviceStep& ds = rep.device_step;
   ds.coupling = gpu ? HostCoupling::prefetched : HostCoupling::shared_cores;
   ds.device_s = step.device_s() + tower_wait_s;
-  ds.device_overhead_s = d.step_overhead_ms * 1e-3;
+  // The device file's per-step cost is a graph session's run (fitted on TF rows); a runtime
+  // without one (the profile's session_run: false) does not pay it.
+  ds.device_overhead_s = fw.session_run ? d.step_overhead_ms * 1e-3 : 0.0;
   ds.infeed_s = infeed_s;
   ds.shares = {{Resource::compute, t_compute_bound},
                {Resource::memory, t_memory_bound},

@@ -23,6 +23,21 @@ expect_error "--set: 'frequency_ghz=2' is not DEVICE:KEY=VALUE" --reference "$ch
 expect_error "--set host:nope=1: nope: unknown key" --reference "$check" --set host:nope=1
 expect_error "--set host:frequency_ghz=-1: frequency_ghz: must be >= 0" --reference "$check" --set host:frequency_ghz=-1
 expect_error "--set: no row is on device 'k80'" --reference "$check" --set k80:step_overhead_ms=1
+# framework.KEY: checked up front against the profile of the device's rows (xpusim-cpu here),
+# and reaching the rows: charging xpusim's CUDA backend TF 1.x's session run slows every row.
+expect_error "session_run: expected true or false" --reference "$check" --set host:framework.session_run=maybe
+expect_error "nope: unknown key" --reference "$check" --set host:framework.nope=1
+gpu="$src/validation/measured/h200-2026-11-26.csv"
+"$bin" validate --reference "$gpu" --format json >"$tmp/gpu.json" || { echo "FAIL: validate $gpu"; fail=1; }
+"$bin" validate --reference "$gpu" --set h200:framework.session_run=true --format json >"$tmp/gpu_session.json" ||
+  { echo "FAIL: validate $gpu --set h200:framework.session_run=true"; fail=1; }
+python3 - "$tmp/gpu.json" "$tmp/gpu_session.json" <<'PY' || fail=1
+import json, sys
+now, session = (json.load(open(p)) for p in sys.argv[1:3])
+rows = [(a, b) for a, b in zip(now["rows"], session["rows"]) if a.get("predicted") and a["framework"] == "xpusim-cuda"]
+assert len(rows) == 32, len(rows)
+assert all(b["predicted"] < a["predicted"] for a, b in rows), "a session run must slow every row"
+PY
 
 # The VM the file was measured on, pinned: the calibrated level (MAPE 6.6 % when taken).
 vm=()
