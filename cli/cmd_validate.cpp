@@ -50,12 +50,9 @@ void check_device_overrides(const std::map<std::string, std::vector<std::string>
   for (const auto& [device, kvs] : overrides) {
     const auto rows = row_frameworks.find(device);
     if (rows == row_frameworks.end()) throw UserError("--set: no row is on device '" + device + "'");
-    std::vector<std::string> device_kvs, framework_kvs;
-    for (const auto& kv : kvs)
-      if (kv.rfind("framework.", 0) == 0)
-        framework_kvs.push_back(kv.substr(10));
-      else if (kv.rfind("system.", 0) != 0)
-        device_kvs.push_back(kv);
+    const PlacementOverrides split = split_placement_overrides(kvs);
+    const std::vector<std::string>& device_kvs = split.device;
+    const std::vector<std::string>& framework_kvs = split.framework;
     try {
       if (engine_for_device(device) != "analytical") continue;
       analytical::load_device_spec(device, device_kvs);

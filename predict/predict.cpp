@@ -130,21 +130,29 @@ Engine& cached_engine(const std::string& name) {
   return *it->second;
 }
 
+PlacementOverrides split_placement_overrides(const std::vector<std::string>& overrides) {
+  PlacementOverrides out;
+  for (const auto& o : overrides) {
+    if (o.rfind(kFrameworkPrefix, 0) == 0)
+      out.framework.push_back(o.substr(std::string(kFrameworkPrefix).size()));
+    else if (o.rfind(kSystemPrefix, 0) == 0)
+      out.system.push_back(o.substr(std::string(kSystemPrefix).size()));
+    else
+      out.device.push_back(o);
+  }
+  return out;
+}
+
 ResolvedPlacement resolve_placement(const Placement& p, const Engine& engine, const std::string& dataset,
                                     bool need_dataset) {
   if (p.count <= 0) throw FieldError("count", "must be > 0, got " + std::to_string(p.count));
   ResolvedPlacement out;
   out.requested = p;
   out.count = p.count;
-  std::vector<std::string> device_overrides, framework_overrides, system_overrides;
-  for (const auto& o : p.overrides) {
-    if (o.rfind(kFrameworkPrefix, 0) == 0)
-      framework_overrides.push_back(o.substr(std::string(kFrameworkPrefix).size()));
-    else if (o.rfind(kSystemPrefix, 0) == 0)
-      system_overrides.push_back(o.substr(std::string(kSystemPrefix).size()));
-    else
-      device_overrides.push_back(o);
-  }
+  const PlacementOverrides split = split_placement_overrides(p.overrides);
+  const std::vector<std::string>& device_overrides = split.device;
+  const std::vector<std::string>& framework_overrides = split.framework;
+  const std::vector<std::string>& system_overrides = split.system;
   out.framework = engine.real_backend() ? std::make_shared<const FrameworkSpec>()
                                         : cached_framework(p.framework, engine.name(), framework_overrides);
   if (!engine.real_backend()) {

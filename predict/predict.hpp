@@ -48,6 +48,13 @@ std::string engine_for_device(const std::string& device_name_or_path);
 std::string device_yaml_path(const std::string& device_name_or_path);  // FieldError("device")
 Engine& cached_engine(const std::string& name);
 
+// A placement's KEY=VALUE overrides by what they set: `framework.KEY` a field of the framework
+// profile, `system.KEY` one of the system, any other KEY one of the device (prefixes removed).
+struct PlacementOverrides {
+  std::vector<std::string> device, framework, system;
+};
+PlacementOverrides split_placement_overrides(const std::vector<std::string>& overrides);
+
 // Resolves a placement for `engine` once: the device spec (parsed by the engine, cached per
 // file and overrides), the system (cached per file), the checks every engine shares (count
 // > 0, the system holds the device) and the engine's own (check_placement). `dataset` is the
