@@ -285,16 +285,20 @@ PointResult parse_row(const SweepSpec& s, const std::string& line, RowFormat f, 
       throw UserError(where + ": " + key + ": '" + text + "' is not a number");
     }
   };
+  // A point index is a whole number in [0, 9e15] (exact in a double), in either format.
+  auto point_index = [&](double point, const std::string& text) {
+    if (point != std::floor(point) || point < 0 || point > 9e15)
+      throw UserError(where + ": point: '" + text + "' is not a point index");
+    return static_cast<long long>(point);
+  };
   if (f == RowFormat::csv) {
     std::vector<std::string> c = parse_csv_line(line, where);
     const size_t want = row_columns(s).size();
     if (c.size() != want)
       throw UserError(where + ": " + std::to_string(c.size()) + " columns, expected " + std::to_string(want));
     size_t i = 0;
-    const double point = number("point", c[i++]);
-    if (point != std::floor(point) || point < 0 || point > 9e15)
-      throw UserError(where + ": point: '" + c[0] + "' is not a point index");
-    r.point = static_cast<long long>(point);
+    r.point = point_index(number("point", c[i]), c[i]);
+    ++i;
     for (size_t k = 0; k < s.columns.size(); ++k) r.request.push_back(c[i++]);
     r.status = c[i++];
     r.engine = c[i++];
@@ -320,7 +324,10 @@ PointResult parse_row(const SweepSpec& s, const std::string& line, RowFormat f, 
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(line);
-      r.point = j.at("point").get<long long>();
+      // Not get<long long>(): a float out of its range (a hand-edited 4e78) is undefined behaviour.
+      const nlohmann::json& point = j.at("point");
+      if (!point.is_number()) throw UserError(where + ": point: " + point.dump() + " is not a point index");
+      r.point = point_index(point.get<double>(), point.dump());
       for (const auto& col : s.columns) r.request.push_back(value_text(j.at(col)));
       r.status = j.at("status").get<std::string>();
       r.engine = value_text(j.at("engine"));

@@ -221,6 +221,18 @@ TEST_CASE("sweep: rows read back as written (CSV and JSONL)", "[sweep]") {
     CHECK(format_row(s, b, f) == line);
   }
   CHECK_THROWS_AS(parse_row(s, "1,2,3", RowFormat::csv, "x:2"), UserError);
+  // A point index out of range or fractional is a row error in both formats (the JSONL one
+  // was undefined behaviour: a fuzzer's 4.4e78 converted to long long).
+  std::string json = format_row(s, r, RowFormat::jsonl);
+  for (const char* bad : {"4.44444e+78", "-1", "2.5", "\"4\""}) {
+    std::string line = json;
+    line.replace(line.find("\"point\":4"), std::string("\"point\":4").size(), std::string("\"point\":") + bad);
+    CHECK_THROWS_WITH(parse_row(s, line, RowFormat::jsonl, "x:3"), Catch::Contains("x:3: point:") &&
+                                                                       Catch::Contains("is not a point index"));
+  }
+  std::string csv = format_row(s, r, RowFormat::csv);
+  CHECK_THROWS_WITH(parse_row(s, "4e78" + csv.substr(1), RowFormat::csv, "x:4"),
+                    Catch::Contains("x:4: point: '4e78' is not a point index"));
 }
 
 TEST_CASE("sweep: JSONL rows are typed, error and note apart (issue 36)", "[sweep]") {
