@@ -430,7 +430,7 @@ def run_train(dev, timer, smoke, csv_rows, gpu, source, deadline):
                    "model written from the zoo's dimensions (bench/gpu_measure.py), SDPA attention, AdamW")
                 + ("; smoke run: not a measurement" if smoke else ""))
         row = dict(source=source, device=gpu_device_name(gpu), num_devices=1, setup="server_sxm",
-                   framework="pytorch", model=zoo,
+                   framework="pytorch-2.x-channels-last" if vision else "pytorch-2.x", model=zoo,
                    dataset=ZOO_DATASET.get(zoo, ""), batch_per_device=batch, precision=prec,
                    data="synthetic", metric="train_throughput", value=f"{value:.1f}",
                    unit="images/s" if vision else "sequences/s", note=note, seq_len="" if vision else seq)

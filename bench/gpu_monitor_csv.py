@@ -16,9 +16,9 @@ for p in paths:
         if d.get("kind") != "train" or "error" in d:
             continue
         src = f"xpusim bench/gpu_monitor.py {date} ({d['gpu']})"
-        # The NGC AMP profile for mixed precision, the calibration stack for fp32, as the
-        # earlier PyTorch rows of validation/measured/ (no PyTorch 2.x eager profile exists).
-        fw = "pytorch" if d["precision"].startswith("mixed") else ""
+        # PyTorch 2.x eager in its layout for mixed precision; strict fp32 (TF32 off) is no stack
+        # profile's (pytorch_2's fp32 runs TF32 convolutions): the calibration stack's.
+        fw = ("pytorch-2.x-channels-last" if d["channels_last"] else "pytorch-2.x") if d["precision"].startswith("mixed") else ""
         base = [src, device, 1, "server_sxm", fw, d["model"], "imagenet" if d["model"] == "resnet50" else "cifar10",
                 d["batch"], d["precision"], "synthetic"]
         note = (f"PyTorch {d['torch']} eager, cuDNN {d['cudnn']}, {'NHWC' if d['channels_last'] else 'NCHW'}, "

@@ -62,6 +62,7 @@ nlohmann::json list_frameworks() {
                    {"names", p.names},
                    {"engines", p.engines},
                    {"versions", p.versions},
+                   {"base", p.base},
                    {"neutral", p.neutral},
                    {"description", p.description}});
   return arr;

@@ -9,6 +9,7 @@
 #include "common/config_paths.hpp"
 #include "common/error.hpp"
 #include "common/spec_reader.hpp"
+#include "engine/framework_base.hpp"
 
 namespace xpusim {
 
@@ -33,6 +34,7 @@ std::vector<std::string> strings(SpecReader& r, const std::string& key, const st
 
 namespace {
 FrameworkSpec parse_framework_spec(const YAML::Node& root, const std::string& path, std::vector<FieldDoc>* fields);
+void check_base(const YAML::Node& base, const std::string& path) { parse_framework_spec(base, path, nullptr); }
 }  // namespace
 
 const std::vector<FrameworkFieldScope>& framework_field_scopes() {
@@ -80,13 +82,16 @@ const std::vector<FrameworkFieldScope>& framework_field_scopes() {
 
 FrameworkSpec load_framework_spec(const std::string& path, const std::vector<std::string>& overrides) {
   YAML::Node root = load_config_yaml(path);
-  apply_overrides(root, overrides);
+  apply_overrides(root, overrides);  // on the profile's own keys: what it sets wins over its base
+  add_framework_base(root, path, check_base);
   return parse_framework_spec(root, path, nullptr);
 }
 
 std::vector<FieldDoc> framework_spec_fields(const std::string& path) {
   std::vector<FieldDoc> fields;
-  parse_framework_spec(load_config_yaml(path), path, &fields);
+  YAML::Node root = load_config_yaml(path);
+  add_framework_base(root, path, check_base);
+  parse_framework_spec(root, path, &fields);
   return fields;
 }
 
@@ -97,6 +102,9 @@ FrameworkSpec parse_framework_spec(const YAML::Node& root, const std::string& pa
   f.file = path;
   f.name = r.text("name", std::nullopt, "profile name (the file stem)");
   f.description = r.text("description", std::string(""), "one line");
+  f.base = r.text("base", std::string(""),
+                  "file stem of the profile this one starts from: every field not set here is the base's (not its "
+                  "name, names, versions, description, source or calibrate); empty = none");
   f.names = strings(r, "names", "framework names of the reference CSV that mean this stack");
   f.engines = strings(r, "engines", "engines the profile applies to");
   f.versions = strings(r, "versions",
@@ -439,7 +447,7 @@ std::string find_framework_file(const std::string& name, const std::string& engi
 std::vector<FrameworkProfileInfo> framework_profiles() {
   std::vector<FrameworkProfileInfo> out;
   for (const auto& p : *profile_index())
-    out.push_back({p.name, p.spec->description, p.names, p.engines, p.versions, p.spec->constants_neutral()});
+    out.push_back({p.name, p.spec->description, p.spec->base, p.names, p.engines, p.versions, p.spec->constants_neutral()});
   return out;
 }
 

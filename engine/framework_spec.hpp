@@ -33,6 +33,7 @@ struct FrameworkSpec {
   std::string name = "default";         // the profile's file stem; "default" = neutral
   std::string description;
   std::string file;
+  std::string base;                     // the profile it starts from (framework_base.hpp); empty = none
   std::vector<std::string> names;       // names in the reference CSV's framework column that mean this stack
   std::vector<std::string> engines;     // engines it applies to (analytical, tpu_systemc)
   // Versions of the stack it is for (glob patterns, `*` = any run of characters; a reference
@@ -227,7 +228,7 @@ std::vector<FieldDoc> framework_spec_fields(const std::string& path);
 // (what --framework takes first), the names a CSV or option may use for it, the engines and
 // stack versions it applies to, and whether its constants are the calibration stack's.
 struct FrameworkProfileInfo {
-  std::string name, description;
+  std::string name, description, base;  // base: the profile it starts from (empty = none)
   std::vector<std::string> names, engines, versions;
   bool neutral = false;
 };

@@ -32,6 +32,8 @@ jq -e '.frameworks[] | select(.name == "tf_cnn_benchmarks") | .neutral == true' 
   fail "list frameworks: tf_cnn_benchmarks is the neutral calibration stack"
 jq -e '.frameworks[] | select(.name == "pytorch_ngc_2019") | .versions | index("pytorch-ngc19.*") != null' \
   "$tmp/fw.json" >/dev/null || fail "list frameworks: pytorch_ngc_2019 lacks its versions"
+jq -e '.frameworks[] | select(.name == "pytorch_2_channels_last") | .base == "pytorch_2"' "$tmp/fw.json" >/dev/null ||
+  fail "list frameworks: pytorch_2_channels_last names its base"
 fw_table="$("$bin" list frameworks)"  # captured: grep -q closing a pipe early would fail the writer
 grep -q "^pytorch_amp_dali  *pytorch  " <<<"$fw_table" || fail "list frameworks table: pytorch_amp_dali row"
 fw_csv="$("$bin" list frameworks --format csv)"

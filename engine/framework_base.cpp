@@ -1,0 +1,47 @@
+// Profile inheritance (framework_base.hpp).
+#include "engine/framework_base.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <utility>
+
+#include "common/config_paths.hpp"
+#include "common/error.hpp"
+
+namespace xpusim {
+
+namespace fs = std::filesystem;
+
+const std::vector<std::string>& framework_identity_keys() {
+  static const std::vector<std::string> keys = {"name", "names", "versions", "description", "source", "calibrate", "base"};
+  return keys;
+}
+
+void add_framework_base(YAML::Node& root, const std::string& path,
+                        void (*parse)(const YAML::Node& base, const std::string& base_path)) {
+  if (!root.IsMap() || !root["base"]) return;
+  const YAML::Node from = root["base"];
+  const auto where = [&] { return path + ":" + std::to_string(from.Mark().line + 1) + ": base: "; };
+  if (!from.IsScalar() || from.Scalar().empty() || from.Scalar().find('/') != std::string::npos)
+    throw UserError(where() + "expected the file stem of a profile beside this one (pytorch_2)");
+  const std::string name = from.Scalar();
+  const fs::path src = fs::path(path).parent_path() / (name + ".yaml");
+  std::error_code ec;
+  if (!fs::is_regular_file(src, ec)) throw UserError(where() + "no profile '" + name + "' (" + src.string() + ")");
+  if (fs::weakly_canonical(src, ec) == fs::weakly_canonical(path, ec))
+    throw UserError(where() + "a profile cannot be its own base");
+  const YAML::Node base = load_config_yaml(src.string());
+  if (base.IsMap() && base["base"])
+    throw UserError(where() + "'" + name + "' has a base of its own; name the profile it starts from (" +
+                    base["base"].as<std::string>("?") + ")");
+  parse(base, src.string());  // an error in the base names the base's file and line
+  // In place and uncloned: YAML::Clone drops the marks that the profile's own errors name lines by.
+  const auto& identity = framework_identity_keys();
+  for (const auto& kv : base) {
+    const std::string key = kv.first.as<std::string>();
+    if (std::find(identity.begin(), identity.end(), key) != identity.end() || std::as_const(root)[key]) continue;
+    root[key] = kv.second;
+  }
+}
+
+}  // namespace xpusim

@@ -1,0 +1,26 @@
+// Profile inheritance: a framework profile that is another stack run differently (the same
+// PyTorch 2.x with its model in channels-last memory) names that profile as `base:` and sets
+// only what differs, so the shared constants live in one file and a refit of the base reaches
+// both (configs/frameworks/, docs/frameworks.md).
+#pragma once
+#include <yaml-cpp/yaml.h>
+
+#include <string>
+#include <vector>
+
+namespace xpusim {
+
+// The keys a profile never takes from its base: what names and documents the profile itself
+// (name, names, versions, description, source), what a calibration fits in it (calibrate),
+// and `base`.
+const std::vector<std::string>& framework_identity_keys();
+
+// Adds to `root` (the profile at `path`) every key it does not set from the profile its
+// `base` names: a file stem beside `path` (configs/frameworks/STEM.yaml). The base is parsed on
+// its own first, so an error in it names its own file and line; a base that has a base of its
+// own is refused (one level keeps every constant one file away). Without `base`, nothing changes.
+// `parse` checks the base the way a profile is checked (framework_spec.cpp passes its parser).
+void add_framework_base(YAML::Node& root, const std::string& path,
+                        void (*parse)(const YAML::Node& base, const std::string& base_path));
+
+}  // namespace xpusim

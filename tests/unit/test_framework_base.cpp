@@ -1,0 +1,121 @@
+// Profile inheritance (engine/framework_base.hpp): a profile naming a `base` takes every field
+// it does not set from it, never the base's identity (name, names, versions, description,
+// source, calibrate); bad bases are one error at the `base:` line; the shipped channels-last
+// PyTorch 2.x profile differs from pytorch_2 only where its layout does.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "common/config_paths.hpp"
+#include "engine/framework_spec.hpp"
+#include "predict/predict.hpp"
+#include "tests/unit/predict_request.hpp"
+
+using namespace xpusim;
+namespace fs = std::filesystem;
+
+namespace {
+// A scratch profile directory, removed at the end.
+struct ProfileDir {
+  ProfileDir() : dir(fs::temp_directory_path() / ("xpusim_framework_base_" + std::to_string(::getpid()))) {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  ~ProfileDir() { fs::remove_all(dir); }
+  std::string write(const std::string& stem, const std::string& text) const {
+    const fs::path p = dir / (stem + ".yaml");
+    std::ofstream(p) << text;
+    return p.string();
+  }
+  fs::path dir;
+};
+
+const char* kBase =
+    "name: parent\n"
+    "description: the parent stack\n"
+    "names: [parent-1.x]\n"
+    "engines: [analytical]\n"
+    "op_overhead_scale: 0.5\n"
+    "input_workers_per_device: 4\n"
+    "conv_layout: nchw\n"
+    "calibrate: [op_overhead_scale]\n"
+    "source: fitted on something\n";
+}  // namespace
+
+TEST_CASE("a profile with a base takes the base's fields, not its identity, and its own fields win", "[frameworks]") {
+  const ProfileDir d;
+  d.write("parent", kBase);
+  const std::string child =
+      d.write("child", "name: child\nbase: parent\nnames: [child-1.x]\nconv_layout: native\ninput_workers_per_device: 8\n");
+  const FrameworkSpec f = load_framework_spec(child);
+  CHECK(f.base == "parent");
+  CHECK(f.op_overhead_scale == 0.5);             // inherited
+  CHECK(f.engines == std::vector<std::string>{"analytical"});
+  CHECK(f.input_workers_per_device == 8);        // its own value wins
+  CHECK_FALSE(f.nchw_activations);               // conv_layout: native over the base's nchw
+  CHECK(f.names == std::vector<std::string>{"child-1.x"});  // identity is never inherited
+  CHECK(f.description.empty());
+  CHECK(f.source.empty());
+  // A --set override on the child reaches an inherited field too.
+  CHECK(load_framework_spec(child, {"op_overhead_scale=2"}).op_overhead_scale == 2);
+  // The base itself is untouched.
+  CHECK(load_framework_spec((d.dir / "parent.yaml").string()).nchw_activations);
+  // The field is documented like every other.
+  const auto docs = framework_spec_fields(child);
+  CHECK(std::any_of(docs.begin(), docs.end(), [](const FieldDoc& x) { return x.key == "base"; }));
+}
+
+TEST_CASE("a bad base is one error at the profile's base line, and an error in the base names the base", "[frameworks]") {
+  const ProfileDir d;
+  d.write("parent", kBase);
+  const std::string child = d.write("child", "name: child\nengines: [analytical]\nbase: nope\n");
+  CHECK_THROWS_WITH(load_framework_spec(child), Catch::StartsWith(child + ":3: base: no profile 'nope'"));
+  d.write("child", "name: child\nbase: ../parent\n");
+  CHECK_THROWS_WITH(load_framework_spec(child), Catch::StartsWith(child + ":2: base: expected the file stem"));
+  d.write("child", "name: child\nbase: child\n");
+  CHECK_THROWS_WITH(load_framework_spec(child), child + ":2: base: a profile cannot be its own base");
+  // One level only: a base with a base of its own is refused, naming the one to start from.
+  d.write("middle", "name: middle\nbase: parent\n");
+  d.write("child", "name: child\nbase: middle\n");
+  CHECK_THROWS_WITH(load_framework_spec(child),
+                    child + ":2: base: 'middle' has a base of its own; name the profile it starts from (parent)");
+  // The base is checked on its own first: its error names its file and line, not the child's.
+  const std::string parent = d.write("parent", std::string(kBase) + "op_overhead_scale_typo: 1\n");
+  d.write("child", "name: child\nbase: parent\n");
+  CHECK_THROWS_WITH(load_framework_spec(child), Catch::StartsWith(parent + ":10: op_overhead_scale_typo"));
+  // The child's own unknown keys are still refused at its own lines.
+  d.write("parent", kBase);
+  d.write("child", "name: child\nbase: parent\nconv_layuot: native\n");
+  CHECK_THROWS_WITH(load_framework_spec(child), Catch::StartsWith(child + ":3: conv_layuot"));
+}
+
+TEST_CASE("PyTorch 2.x in channels-last: no transposes around tensor-core convolutions, the rest is pytorch_2's",
+          "[frameworks]") {
+  const auto cl = find_framework_profile("pytorch-2.x-channels-last", "analytical");
+  const auto nchw = find_framework_profile("pytorch-2.x", "analytical");
+  REQUIRE(cl);
+  REQUIRE(nchw);
+  CHECK(cl->base == "pytorch_2");
+  CHECK_FALSE(cl->nchw_activations);
+  CHECK_FALSE(cl->nchw_activations_fp32);
+  CHECK(nchw->nchw_activations);
+  CHECK(cl->kernel_tensor_efficiency_scale == nchw->kernel_tensor_efficiency_scale);
+  CHECK(cl->op_overhead_scale == nchw->op_overhead_scale);
+  CHECK(cl->input_workers_per_device == nchw->input_workers_per_device);
+  auto step = [](const std::string& fw, const std::string& model, const std::string& precision) {
+    PredictRequest r = fixtures::predict_request("h100_sxm5", 1, model, 128, precision, "");
+    r.placement.framework = fw;
+    return predict(r).step_time_s;
+  };
+  // ResNet-50's tensor-core convolutions lose their transposes in TF32 and AMP alike.
+  for (const char* p : {"tf32", "mixed_fp16"}) {
+    INFO(p);
+    CHECK(step("pytorch-2.x-channels-last", "resnet50", p) < 0.85 * step("pytorch-2.x", "resnet50", p));
+  }
+  // A model without convolutions runs the same under both.
+  CHECK(step("pytorch-2.x-channels-last", "bert_base", "mixed_fp16") == step("pytorch-2.x", "bert_base", "mixed_fp16"));
+}
