@@ -38,7 +38,7 @@ void add_framework_base(YAML::Node& root, const std::string& path,
   // In place and uncloned: YAML::Clone drops the marks that the profile's own errors name lines by.
   const auto& identity = framework_identity_keys();
   for (const auto& kv : base) {
-    const std::string key = kv.first.as<std::string>();
+    const std::string key = kv.first.Scalar();  // the base parsed, so every key is a scalar
     if (std::find(identity.begin(), identity.end(), key) != identity.end() || std::as_const(root)[key]) continue;
     root[key] = kv.second;
   }
