@@ -77,6 +77,12 @@ const std::vector<FrameworkFieldScope>& framework_field_scopes() {
   return scopes;
 }
 
+YAML::Node load_framework_yaml(const std::string& path) {
+  YAML::Node root = load_config_yaml(path);
+  add_framework_base(root, path, check_base);
+  return root;
+}
+
 FrameworkSpec load_framework_spec(const std::string& path, const std::vector<std::string>& overrides) {
   YAML::Node root = load_config_yaml(path);
   apply_overrides(root, overrides);  // on the profile's own keys: what it sets wins over its base
@@ -86,9 +92,7 @@ FrameworkSpec load_framework_spec(const std::string& path, const std::vector<std
 
 std::vector<FieldDoc> framework_spec_fields(const std::string& path) {
   std::vector<FieldDoc> fields;
-  YAML::Node root = load_config_yaml(path);
-  add_framework_base(root, path, check_base);
-  parse_framework_spec(root, path, &fields);
+  parse_framework_spec(load_framework_yaml(path), path, &fields);
   return fields;
 }
 

@@ -218,6 +218,10 @@ struct FrameworkFieldScope {
 };
 const std::vector<FrameworkFieldScope>& framework_field_scopes();
 
+// A profile file's YAML with the fields of its `base` added (framework_base.hpp), as the
+// parser reads it: what calibration looks up its fittable constants in.
+YAML::Node load_framework_yaml(const std::string& path);
+
 // Parses one profile, with KEY=VALUE overrides applied first. Errors are UserError file:line: key.
 FrameworkSpec load_framework_spec(const std::string& path, const std::vector<std::string>& overrides = {});
 

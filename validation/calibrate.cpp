@@ -110,7 +110,7 @@ std::string framework_path(const std::string& framework) {
 
 std::vector<FitParam> fittable_framework_constants(const std::string& framework) {
   const std::string path = framework_path(framework);
-  return calibrate_keys(path, load_config_yaml(path));
+  return calibrate_keys(path, load_framework_yaml(path));  // a constant its base sets counts
 }
 
 std::vector<ReferenceRow> framework_fit_rows(const std::vector<ReferenceRow>& rows, const std::string& framework) {
@@ -231,7 +231,7 @@ std::vector<FitParam> calibrate_keys(const std::string& path, YAML::Node n) {
     if (!seen.insert(key).second) throw UserError(yaml_location(path, k) + ": calibrate: '" + key + "' listed twice");
     YAML::Node v = n[key];
     if (!v || !v.IsScalar())
-      throw UserError(yaml_location(path, k) + ": calibrate: '" + key + "' is not a numeric top-level field of the device");
+      throw UserError(yaml_location(path, k) + ": calibrate: '" + key + "' is not a numeric top-level field of the file (or of its base)");
     char* end = nullptr;
     const std::string& s = v.Scalar();
     double d = std::strtod(s.c_str(), &end);

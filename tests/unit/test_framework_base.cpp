@@ -15,6 +15,7 @@
 #include "engine/framework_spec.hpp"
 #include "predict/predict.hpp"
 #include "tests/unit/predict_request.hpp"
+#include "validation/calibrate.hpp"
 #include "validation/reference_csv.hpp"
 #include "validation/validate.hpp"
 #include "xpusim_test_paths.hpp"
@@ -95,6 +96,24 @@ TEST_CASE("a bad base is one error at the profile's base line, and an error in t
   d.write("parent", kBase);
   d.write("child", "name: child\nbase: parent\nconv_layuot: native\n");
   CHECK_THROWS_WITH(load_framework_spec(child), Catch::StartsWith(child + ":3: conv_layuot"));
+}
+
+TEST_CASE("calibration fits a constant a profile takes from its base, in the profile", "[frameworks][calibrate]") {
+  const ProfileDir d;
+  fs::create_directories(d.dir / "frameworks");
+  std::ofstream(d.dir / "frameworks" / "parent.yaml") << kBase;
+  std::ofstream(d.dir / "frameworks" / "child.yaml")
+      << "name: child\nbase: parent\nnames: [child-1.x]\ncalibrate: [op_overhead_scale]\n";
+  const std::string previous = config_dir();
+  set_config_dir(d.dir.string());
+  const auto params = fittable_framework_constants("child");
+  REQUIRE(params.size() == 1);
+  CHECK(params[0].key == "op_overhead_scale");
+  CHECK(params[0].initial == 0.5);  // the base's value, where the fit starts
+  // The base's own calibrate list is not the child's: without one there is nothing to fit.
+  std::ofstream(d.dir / "frameworks" / "child.yaml") << "name: child\nbase: parent\n";
+  CHECK_THROWS_WITH(fittable_framework_constants("child"), Catch::Contains("calibrate: missing"));
+  set_config_dir(previous);
 }
 
 TEST_CASE("PyTorch 2.x in channels-last: no transposes around tensor-core convolutions, the rest is pytorch_2's",
