@@ -152,7 +152,7 @@ Listing list_rows(const std::string& kind, const ListingOptions& o) {
     l.rows = list_models();
   } else if (kind == "frameworks") {
     l.rows = list_frameworks();
-    l.table_columns = {"name", "names", "versions", "engines", "neutral", "description"};
+    l.table_columns = {"name", "names", "versions", "engines", "base", "neutral", "description"};
   } else if (kind == "offers") {
     l.rows = list_offers(o, l.warnings);
     l.table_columns = {"offer", "provider", "region", "device", "count", "system", "on_demand_usd_per_h",
