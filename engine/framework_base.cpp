@@ -25,9 +25,14 @@ void add_framework_base(YAML::Node& root, const std::string& path,
   if (!from.IsScalar() || from.Scalar().empty() || from.Scalar().find('/') != std::string::npos)
     throw UserError(where() + "expected the file stem of a profile beside this one (pytorch_2)");
   const std::string name = from.Scalar();
-  const fs::path src = fs::path(path).parent_path() / (name + ".yaml");
+  // Beside the profile first (a set of profiles kept together), then the shipped ones (a user's
+  // own profile elsewhere, starting from pytorch_2).
+  const fs::path beside = fs::path(path).parent_path() / (name + ".yaml");
+  const fs::path shipped = fs::path(config_dir()) / "frameworks" / (name + ".yaml");
   std::error_code ec;
-  if (!fs::is_regular_file(src, ec)) throw UserError(where() + "no profile '" + name + "' (" + src.string() + ")");
+  const fs::path src = fs::is_regular_file(beside, ec) ? beside : shipped;
+  if (!fs::is_regular_file(src, ec))
+    throw UserError(where() + "no profile '" + name + "' beside this one or in " + (fs::path(config_dir()) / "frameworks").string());
   if (fs::weakly_canonical(src, ec) == fs::weakly_canonical(path, ec))
     throw UserError(where() + "a profile cannot be its own base");
   const YAML::Node base = load_config_yaml(src.string());

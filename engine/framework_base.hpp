@@ -16,7 +16,8 @@ namespace xpusim {
 const std::vector<std::string>& framework_identity_keys();
 
 // Adds to `root` (the profile at `path`) every key it does not set from the profile its
-// `base` names: a file stem beside `path` (configs/frameworks/STEM.yaml). The base is parsed on
+// `base` names: a file stem, the profile beside `path` if there is one, else the config
+// directory's (configs/frameworks/STEM.yaml). The base is parsed on
 // its own first, so an error in it names its own file and line; a base that has a base of its
 // own is refused (one level keeps every constant one file away). Without `base`, nothing changes.
 // `parse` checks the base the way a profile is checked (framework_spec.cpp passes its parser).

@@ -78,7 +78,7 @@ TEST_CASE("a bad base is one error at the profile's base line, and an error in t
   const ProfileDir d;
   d.write("parent", kBase);
   const std::string child = d.write("child", "name: child\nengines: [analytical]\nbase: nope\n");
-  CHECK_THROWS_WITH(load_framework_spec(child), Catch::StartsWith(child + ":3: base: no profile 'nope'"));
+  CHECK_THROWS_WITH(load_framework_spec(child), Catch::StartsWith(child + ":3: base: no profile 'nope' beside this one or in"));
   d.write("child", "name: child\nbase: ../parent\n");
   CHECK_THROWS_WITH(load_framework_spec(child), Catch::StartsWith(child + ":2: base: expected the file stem"));
   d.write("child", "name: child\nbase: child\n");
@@ -96,6 +96,22 @@ TEST_CASE("a bad base is one error at the profile's base line, and an error in t
   d.write("parent", kBase);
   d.write("child", "name: child\nbase: parent\nconv_layuot: native\n");
   CHECK_THROWS_WITH(load_framework_spec(child), Catch::StartsWith(child + ":3: conv_layuot"));
+}
+
+TEST_CASE("a user's profile outside the config directory starts from a shipped one", "[frameworks]") {
+  const ProfileDir d;  // no pytorch_2.yaml here: the shipped profile is the base
+  const std::string mine = d.write(
+      "our_trainer", "name: our_trainer\nbase: pytorch_2\nnames: [our-pytorch]\nconv_layout: native\ninput_workers_per_device: 8\n");
+  const FrameworkSpec f = load_framework_spec(mine);
+  const auto shipped = find_framework_profile("pytorch-2.x", "analytical");
+  REQUIRE(shipped);
+  CHECK(f.kernel_tensor_efficiency_scale == shipped->kernel_tensor_efficiency_scale);
+  CHECK(f.input_cost_scale == shipped->input_cost_scale);
+  CHECK(f.input_workers_per_device == 8);
+  CHECK_FALSE(f.nchw_activations);
+  // A profile beside it of the same stem wins over the shipped one.
+  d.write("pytorch_2", "name: pytorch_2\nengines: [analytical]\ninput_cost_scale: 3\n");
+  CHECK(load_framework_spec(mine).input_cost_scale == 3);
 }
 
 TEST_CASE("calibration fits a constant a profile takes from its base, in the profile", "[frameworks][calibrate]") {
