@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <utility>
+#include <vector>
 
 #include "common/config_paths.hpp"
 #include "common/error.hpp"
@@ -12,10 +13,13 @@ namespace xpusim {
 
 namespace fs = std::filesystem;
 
-const std::vector<std::string>& framework_identity_keys() {
+namespace {
+// The keys a profile never takes from its base (framework_base.hpp).
+const std::vector<std::string>& identity_keys() {
   static const std::vector<std::string> keys = {"name", "names", "versions", "description", "source", "calibrate", "base"};
   return keys;
 }
+}  // namespace
 
 void add_framework_base(YAML::Node& root, const std::string& path,
                         void (*parse)(const YAML::Node& base, const std::string& base_path)) {
@@ -23,7 +27,7 @@ void add_framework_base(YAML::Node& root, const std::string& path,
   const YAML::Node from = root["base"];
   const auto where = [&] { return path + ":" + std::to_string(from.Mark().line + 1) + ": base: "; };
   if (!from.IsScalar() || from.Scalar().empty() || from.Scalar().find('/') != std::string::npos)
-    throw UserError(where() + "expected the file stem of a profile beside this one (pytorch_2)");
+    throw UserError(where() + "expected the file stem of a profile (pytorch_2)");
   const std::string name = from.Scalar();
   // Beside the profile first (a set of profiles kept together), then the shipped ones (a user's
   // own profile elsewhere, starting from pytorch_2).
@@ -41,7 +45,7 @@ void add_framework_base(YAML::Node& root, const std::string& path,
                     base["base"].as<std::string>("?") + ")");
   parse(base, src.string());  // an error in the base names the base's file and line
   // In place and uncloned: YAML::Clone drops the marks that the profile's own errors name lines by.
-  const auto& identity = framework_identity_keys();
+  const auto& identity = identity_keys();
   for (const auto& kv : base) {
     const std::string key = kv.first.Scalar();  // the base parsed, so every key is a scalar
     if (std::find(identity.begin(), identity.end(), key) != identity.end() || std::as_const(root)[key]) continue;

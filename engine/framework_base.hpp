@@ -6,20 +6,16 @@
 #include <yaml-cpp/yaml.h>
 
 #include <string>
-#include <vector>
 
 namespace xpusim {
-
-// The keys a profile never takes from its base: what names and documents the profile itself
-// (name, names, versions, description, source), what a calibration fits in it (calibrate),
-// and `base`.
-const std::vector<std::string>& framework_identity_keys();
 
 // Adds to `root` (the profile at `path`) every key it does not set from the profile its
 // `base` names: a file stem, the profile beside `path` if there is one, else the config
 // directory's (configs/frameworks/STEM.yaml). The base is parsed on
 // its own first, so an error in it names its own file and line; a base that has a base of its
-// own is refused (one level keeps every constant one file away). Without `base`, nothing changes.
+// own is refused (one level keeps every constant one file away). The base's identity is never
+// taken: what names and documents it (name, names, versions, description, source), what a
+// calibration fits in it (calibrate), and `base`. Without `base`, nothing changes.
 // `parse` checks the base the way a profile is checked (framework_spec.cpp passes its parser).
 void add_framework_base(YAML::Node& root, const std::string& path,
                         void (*parse)(const YAML::Node& base, const std::string& base_path));
