@@ -21,6 +21,7 @@
 #include "engine/framework_spec.hpp"
 #include "engine/platform_spec.hpp"
 #include "validation/nelder_mead.hpp"
+#include "validation/responsive_constants.hpp"
 
 namespace xpusim::validation {
 
@@ -356,13 +357,26 @@ FitResult fit_device(const std::vector<ReferenceRow>& rows, const CalibrateOptio
   for (const auto& p : res.params) x0.push_back(std::log(p.initial));
   NelderMeadOptions nm;
   nm.max_evaluations = o.max_evaluations;
+  auto predictions = [&](const std::vector<double>& x) {
+    std::vector<double> v;
+    for (const auto& r : run_with(usable, o, with_values(res.params, x)).rows)
+      v.push_back(r.used && r.predicted ? *r.predicted : std::nan(""));
+    return v;
+  };
   ProgressBar bar("calibrate " + o.device, nm.max_evaluations, o.progress);
   auto objective = [&](const std::vector<double>& x) {
     return objective_of(run_with(usable, o, with_values(res.params, x)), o.relative_to_one_device);
   };
   NelderMeadResult best = nelder_mead(objective, x0, nm, [&](int e) { bar.update(e); });
   bar.finish();
-  res.params = with_values(res.params, best.x);
+  // A constant the rows cannot pin down goes back towards its starting value as far as the
+  // rows allow (validation/responsive_constants.hpp); the fit's predictions do not change.
+  const Settled settled = settle_constants(predictions, best.x, x0, nm.initial_step);
+  res.params = with_values(res.params, settled.x);
+  for (size_t i = 0; i < res.params.size(); ++i) {
+    res.params[i].no_effect = settled.no_effect[i];
+    if (settled.x[i] == x0[i]) res.params[i].fitted = res.params[i].initial;  // exactly, not exp(log(initial))
+  }
   res.evaluations = best.evaluations;
   res.converged = best.converged;
   res.after = run_with(rows, o, res.params);
@@ -423,7 +437,8 @@ std::string overlay_yaml(const FitResult& fit, const std::string& reference_name
                                 : "mean of ln(predicted / reference)^2 over rows_used")
     << "\"\n";
   y << "fitted:\n";
-  for (const auto& p : fit.params) y << "  " << p.key << ": " << num8(p.fitted) << "\n";
+  for (const auto& p : fit.params)
+    y << "  " << p.key << ": " << num8(p.fitted) << (p.no_effect ? "  # kept: no row responds to it" : "") << "\n";
   y << "initial:\n";
   for (const auto& p : fit.params) y << "  " << p.key << ": " << num8(p.initial) << "\n";
   y << "rms_log_error_before: " << num8(fit.rms_log_error_before) << "\n";
@@ -453,7 +468,8 @@ nlohmann::json calibration_json(const FitResult& fit, const std::vector<LeaveOne
   j["device"] = fit.device;
   // Keyed by constant (not a list), so the one CSV row has params.<key>.initial/.fitted columns.
   nlohmann::json params = nlohmann::json::object();
-  for (const auto& p : fit.params) params[p.key] = {{"initial", p.initial}, {"fitted", p.fitted}};
+  for (const auto& p : fit.params)
+    params[p.key] = {{"initial", p.initial}, {"fitted", p.fitted}, {"no_effect", p.no_effect}};
   j["params"] = params;
   auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
   j["rows_used"] = fit.after.rows_used;
@@ -496,7 +512,8 @@ void print_calibration(std::ostream& os, const FitResult& fit, const std::vector
   }
   auto opt = [](const std::optional<double>& v, int d) { return v ? fmt_fixed(*v, d) : std::string("n/a"); };
   Table p({"constant", "initial", "fitted"});
-  for (const auto& q : fit.params) p.add({q.key, fmt_sig(q.initial, 6), fmt_sig(q.fitted, 6)});
+  for (const auto& q : fit.params)
+    p.add({q.key, fmt_sig(q.initial, 6), fmt_sig(q.fitted, 6) + (q.no_effect ? " (kept: no row responds)" : "")});
   os << "Calibration of " << fit.device << " (Nelder-Mead on ln(predicted/reference)"
      << (fit.relative_to_one_device ? " less its 1-device row's (scaling)" : "") << ", " << fit.evaluations
      << " evaluations" << (fit.converged ? ", converged" : ", stopped at the evaluation limit") << ")\n";

@@ -21,6 +21,9 @@ struct FitParam {
   std::string key;
   double initial = 0;
   double fitted = 0;
+  // No fit row responds to it (validation/responsive_constants.hpp): not fitted, kept at
+  // `initial`.
+  bool no_effect = false;
 };
 
 // The device's fittable constants with their current values (after `base_overrides`).

@@ -11,7 +11,6 @@
 #include "common/config_paths.hpp"
 #include "common/error.hpp"
 #include "common/progress.hpp"
-#include "common/records.hpp"
 #include "devices/analytical/device_spec.hpp"
 #include "engine/framework_spec.hpp"
 #include "predict/predict.hpp"
@@ -70,6 +69,27 @@ std::vector<std::string> ancestors(const std::map<std::string, DeviceNode>& devs
   return out;
 }
 
+// A framework profile as far as the pipeline needs it: a profile with `base:` takes every
+// field it does not set itself from its base (engine/framework_base.hpp), so a base's values
+// of this round reach it as they reach its predictions.
+struct FrameworkNode {
+  std::string base;                // the base profile's stem ("" = none)
+  std::set<std::string> own_keys;  // top-level keys its own file sets
+};
+
+std::map<std::string, FrameworkNode> framework_profiles() {
+  std::map<std::string, FrameworkNode> out;
+  for (const auto& f : yaml_files("frameworks")) {
+    const YAML::Node n = load_config_yaml(f);
+    if (!n.IsMap()) continue;
+    FrameworkNode p;
+    if (n["base"] && n["base"].IsScalar()) p.base = n["base"].Scalar();
+    for (const auto& kv : n) p.own_keys.insert(kv.first.Scalar());
+    out[fs::path(f).stem().string()] = p;
+  }
+  return out;
+}
+
 // KEY -> declared default of a spec's fields.
 std::map<std::string, double> numeric_defaults(const std::vector<FieldDoc>& fields) {
   std::map<std::string, double> out;
@@ -96,8 +116,8 @@ bool relative_to_baseline(const ReferenceRow& r) { return r.metric.find("_relati
 class Round {
  public:
   Round(const std::vector<ReferenceRow>& all, const std::string& study, const StudyHoldOutOptions& o,
-        const std::map<std::string, DeviceNode>& devs)
-      : all_(all), study_(study), o_(o), devs_(devs) {
+        const std::map<std::string, DeviceNode>& devs, const std::map<std::string, FrameworkNode>& profiles)
+      : all_(all), study_(study), o_(o), devs_(devs), profiles_(profiles) {
     for (const auto& r : all_) (r.source == study_ ? test_ : train_).push_back(r);
   }
 
@@ -170,18 +190,36 @@ class Round {
     return s;
   }
 
+  // A profile's base's values of this round, KEY=VALUE, for the keys the profile does not set
+  // itself (empty when it has no base or its base did not change).
+  std::vector<std::string> inherited(const std::string& stem) const {
+    std::vector<std::string> out;
+    auto p = profiles_.find(stem);
+    if (p == profiles_.end() || p->second.base.empty()) return out;
+    auto b = framework_values_.find(p->second.base);
+    if (b == framework_values_.end()) return out;
+    for (const auto& [k, v] : b->second)
+      if (!p->second.own_keys.count(k)) out.push_back(k + "=" + v);
+    return out;
+  }
+
   ConstantSetRound framework_set(const std::string& path) {
     const std::string stem = fs::path(path).stem().string();
+    const std::vector<std::string> from_base = inherited(stem);
     ConstantSetRound s = refit_set(
         "framework " + stem, framework_fit_rows(all_, stem), framework_fit_rows(train_, stem),
         fittable_framework_constants(stem),
         [&](CalibrateOptions& c) {
           c.device = "framework " + stem;
           c.framework = stem;
+          c.base_overrides = from_base;  // under the fitted keys: a key the profile fits wins
         },
-        [&] { return numeric_defaults(framework_spec_fields(path)); });
+        [&] { return numeric_defaults(framework_spec_fields(path)); }, !from_base.empty());
     if (s.action == "unchanged") return s;
-    for (const auto& p : s.params) frameworks_[path].push_back("framework." + p.key + "=" + fmt_g(p.fitted, 17));
+    for (const auto& p : s.params) {
+      frameworks_[stem].push_back("framework." + p.key + "=" + fmt_g(p.fitted, 17));
+      framework_values_[stem][p.key] = fmt_g(p.fitted, 17);
+    }
     return s;
   }
 
@@ -201,11 +239,16 @@ class Round {
       vo.predict = o_.predict;
       if (!today) {
         vo.overrides = all_device_overrides();
-        auto it = frameworks_.find(p);
-        if (it != frameworks_.end()) {
+        // The base's values of this round first, then the profile's own (later entries win).
+        const std::string stem = p.empty() ? "" : fs::path(p).stem().string();
+        std::vector<std::string> fov;
+        for (const auto& kv : inherited(stem)) fov.push_back("framework." + kv);
+        auto it = frameworks_.find(stem);
+        if (it != frameworks_.end()) fov.insert(fov.end(), it->second.begin(), it->second.end());
+        if (!fov.empty()) {
           std::set<std::string> devices = {vo.baseline_device};
           for (const auto& r : by_profile[p]) devices.insert(r.device);
-          for (const auto& d : devices) vo.overrides[d].insert(vo.overrides[d].end(), it->second.begin(), it->second.end());
+          for (const auto& d : devices) vo.overrides[d].insert(vo.overrides[d].end(), fov.begin(), fov.end());
         }
       }
       ValidationResult v = validate_rows(by_profile[p], vo);
@@ -217,17 +260,19 @@ class Round {
   }
 
  private:
-  // One constant set in this round: unchanged when neither its rows nor a device they depend on
-  // changed; else refitted on `rows` (the other studies'), or its declared defaults without any.
+  // One constant set in this round: unchanged when neither its rows, a device they depend on
+  // nor a set it takes values from (`upstream_changed`: a profile's base) changed; else
+  // refitted on `rows` (the other studies'), or its declared defaults without any.
   ConstantSetRound refit_set(const std::string& label, const std::vector<ReferenceRow>& full,
                              const std::vector<ReferenceRow>& rows, std::vector<FitParam> today,
                              const std::function<void(CalibrateOptions&)>& configure,
-                             const std::function<std::map<std::string, double>()>& defaults) const {
+                             const std::function<std::map<std::string, double>()>& defaults,
+                             bool upstream_changed = false) const {
     ConstantSetRound s;
     s.set = label;
     for (auto& p : today) p.fitted = p.initial;
     s.params = today;
-    if (!has_study_rows(full) && !depends_on_change(full)) {
+    if (!has_study_rows(full) && !depends_on_change(full) && !upstream_changed) {
       s.action = "unchanged";
       return s;
     }
@@ -262,10 +307,12 @@ class Round {
   const std::string study_;
   const StudyHoldOutOptions& o_;
   const std::map<std::string, DeviceNode>& devs_;
+  const std::map<std::string, FrameworkNode>& profiles_;
   std::vector<ReferenceRow> train_, test_;
   std::map<std::string, std::map<std::string, std::string>> values_;  // device -> key -> value this round
   std::set<std::string> changed_;                                     // devices refitted or unfitted
-  std::map<std::string, std::vector<std::string>> frameworks_;        // profile path -> framework.KEY=VALUE
+  std::map<std::string, std::vector<std::string>> frameworks_;        // profile stem -> framework.KEY=VALUE
+  std::map<std::string, std::map<std::string, std::string>> framework_values_;  // profile stem -> KEY -> value
 };
 
 }  // namespace
@@ -282,10 +329,19 @@ std::vector<StudyHoldOut> leave_one_study_out(const std::vector<ReferenceRow>& r
   std::stable_sort(device_sets.begin(), device_sets.end(), [&](const std::string& a, const std::string& b) {
     return ancestors(devs, a).size() < ancestors(devs, b).size();
   });
+  const std::map<std::string, FrameworkNode> profiles = framework_profiles();
   std::vector<std::string> framework_sets;
   for (const auto& f : yaml_files("frameworks"))
     if (has_calibrate_list(load_config_yaml(f)) && !framework_fit_rows(rows, fs::path(f).stem().string()).empty())
       framework_sets.push_back(f);
+  // Bases before the profiles that take their values (a base has no base of its own).
+  std::stable_sort(framework_sets.begin(), framework_sets.end(), [&](const std::string& a, const std::string& b) {
+    auto has_base = [&](const std::string& f) {
+      auto it = profiles.find(fs::path(f).stem().string());
+      return it != profiles.end() && !it->second.base.empty();
+    };
+    return !has_base(a) && has_base(b);
+  });
 
   std::vector<std::string> studies;
   for (const auto& r : rows)
@@ -297,7 +353,7 @@ std::vector<StudyHoldOut> leave_one_study_out(const std::vector<ReferenceRow>& r
   ProgressBar bar("leave-one-study-out", static_cast<long long>(studies.size()), o.progress);
   long long done = 0;
   for (const auto& study : studies) {
-    Round round(rows, study, o, devs);
+    Round round(rows, study, o, devs, profiles);
     StudyHoldOut h;
     h.study = study;
     for (const auto& d : device_sets) h.sets.push_back(round.device_set(d));
@@ -322,78 +378,6 @@ std::optional<double> leave_one_study_out_mape(const std::vector<StudyHoldOut>& 
   std::vector<double> all;
   for (const auto& h : r) all.insert(all.end(), h.held_out_errors_pct.begin(), h.held_out_errors_pct.end());
   return mape_pct(all);
-}
-
-nlohmann::json leave_one_study_out_json(const std::vector<StudyHoldOut>& r) {
-  auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
-  nlohmann::json studies = nlohmann::json::array();
-  for (const auto& h : r) {
-    nlohmann::json s;
-    s["study"] = h.study;
-    s["rows"] = h.rows;
-    s["rows_predicted"] = h.rows_predicted;
-    s["mape_pct_held_out"] = opt(h.mape_pct_held_out);
-    s["mape_pct_in_sample"] = opt(h.mape_pct_in_sample);
-    nlohmann::json m = nlohmann::json::object();
-    for (const auto& g : h.by_metric_held_out) m[g.key] = {{"rows", g.rows}, {"mape_pct", g.mape_pct}};
-    s["by_metric_held_out"] = m;
-    nlohmann::json sets = nlohmann::json::array();
-    for (const auto& c : h.sets) {
-      nlohmann::json x = {{"set", c.set}, {"action", c.action}, {"rows", c.rows}};
-      nlohmann::json p = nlohmann::json::object();
-      for (const auto& q : c.params) p[q.key] = {{"today", q.initial}, {"held_out", q.fitted}};
-      x["params"] = p;
-      if (!c.reason.empty()) x["reason"] = c.reason;
-      sets.push_back(x);
-    }
-    s["sets"] = sets;
-    studies.push_back(s);
-  }
-  return {{"leave_one_study_out", studies}, {"mape_pct_held_out", opt(leave_one_study_out_mape(r))}};
-}
-
-void print_leave_one_study_out(std::ostream& os, const std::vector<StudyHoldOut>& r, OutputFormat f) {
-  if (f == OutputFormat::json) {
-    print_json_document(os, leave_one_study_out_json(r));
-    return;
-  }
-  if (f == OutputFormat::csv) {
-    nlohmann::json rows = nlohmann::json::array();
-    const nlohmann::json doc = leave_one_study_out_json(r);  // kept alive: the loop refers into it
-    for (const auto& s : doc["leave_one_study_out"]) {
-      nlohmann::json x = s;
-      x.erase("sets");
-      rows.push_back(x);
-    }
-    print_csv_records(os, rows, {"study"});
-    return;
-  }
-  auto opt = [](const std::optional<double>& v) { return v ? fmt_fixed(*v, 2) : std::string("n/a"); };
-  os << "Leave one study out: the whole calibration redone without the study, then its rows predicted\n";
-  Table t({"study", "rows", "mape_pct_held_out", "mape_pct_in_sample", "constant sets refit / unfitted"});
-  for (const auto& h : r) {
-    std::string sets;
-    for (const auto& c : h.sets)
-      if (c.action != "unchanged") sets += (sets.empty() ? "" : ", ") + c.set.substr(c.set.find(' ') + 1) + " " + c.action;
-    t.add({h.study.size() > 48 ? h.study.substr(0, 45) + "..." : h.study,
-           std::to_string(h.rows_predicted) + "/" + std::to_string(h.rows), opt(h.mape_pct_held_out),
-           opt(h.mape_pct_in_sample), sets.empty() ? "-" : sets});
-  }
-  t.print(os, f);
-  os << "mape_pct_held_out over every study's rows: " << opt(leave_one_study_out_mape(r)) << "\n";
-  for (const auto& h : r) {
-    bool any = false;
-    for (const auto& c : h.sets) any = any || c.action != "unchanged";
-    if (!any) continue;
-    os << "\nWithout " << h.study << "\n";
-    Table d({"constant set", "action", "rows", "constant", "today", "without the study"});
-    for (const auto& c : h.sets) {
-      if (c.action == "unchanged") continue;
-      for (const auto& p : c.params)
-        d.add({c.set, c.action, std::to_string(c.rows), p.key, fmt_sig(p.initial, 5), fmt_sig(p.fitted, 5)});
-    }
-    d.print(os, f);
-  }
 }
 
 }  // namespace xpusim::validation

@@ -8,11 +8,14 @@
 //   1. device constant sets (a device YAML with `calibrate:` and rows of its own), parents of an
 //      efficiency_from chain before their children; each fitted on its rows that use a profile
 //      without fitted constants (fit_rows), with the values its parents got in this round;
-//   2. framework profiles with `calibrate:`, fitted on their rows with the devices' values.
+//   2. framework profiles with `calibrate:`, bases before the profiles that name them
+//      (`base:`), fitted on their rows with the devices' values and their base's.
 // A set is refitted when its rows include the held-out study or a set before it changed; with
 // no rows left it takes its declared defaults (a device's unfitted priors, a profile's neutral
 // values) and is reported as "unfitted". A device that takes constants from a changed device
-// (efficiency_from) gets the new values for the keys it does not set itself.
+// (efficiency_from), and a profile whose base changed, get the new values for the keys they do
+// not set themselves: in their fits and in the held-out predictions of their rows, so no row is
+// predicted with constants that were fitted on its own study.
 #pragma once
 #include <nlohmann/json.hpp>
 

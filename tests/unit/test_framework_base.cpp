@@ -21,6 +21,7 @@
 #include "xpusim_test_paths.hpp"
 
 using namespace xpusim;
+using namespace xpusim::validation;
 namespace fs = std::filesystem;
 
 namespace {
