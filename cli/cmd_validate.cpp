@@ -16,6 +16,7 @@
 #include "devices/analytical/host_detect.hpp"
 #include "predict/predict.hpp"
 #include "validation/calibrate.hpp"
+#include "validation/framework_overlay.hpp"
 #include "validation/measure.hpp"
 #include "validation/report_html.hpp"
 #include "validation/validate.hpp"
@@ -126,7 +127,9 @@ void register_validate(CLI::App& app) {
     vo.framework = a->framework;
     for (const auto& path : a->calibrations) {
       CalibrationOverlay ov = load_calibration_overlay(path);
-      auto& list = vo.overrides[ov.device];
+      // A framework fit's overlay ("framework X") reaches the rows profile X predicts.
+      const std::string stem = framework_overlay_stem(ov.device);
+      auto& list = stem.empty() ? vo.overrides[ov.device] : vo.framework_overrides[stem];
       list.insert(list.end(), ov.overrides.begin(), ov.overrides.end());
     }
     // --set's own overrides, checked against the rows below (a calibration overlay is not).

@@ -246,10 +246,13 @@ py::object calibrate_py(const std::string& reference, const std::string& device,
   r.max_evaluations = max_evaluations;
   r.progress = progress;
   r.apply_hint = [](const xpusim::validation::FitResult& fit) {
-    std::string h = "xpusim.predict(device=\"" + fit.device + "\", overrides=[";
+    // A framework fit's label is "framework X": its constants are the profile's (framework.KEY).
+    const std::string profile = fit.device.rfind("framework ", 0) == 0 ? fit.device.substr(10) : "";
+    std::string h = profile.empty() ? "xpusim.predict(device=\"" + fit.device + "\", overrides=["
+                                    : "xpusim.predict(device=DEVICE, framework=\"" + profile + "\", overrides=[";
     bool first = true;
     for (const auto& kv : xpusim::validation::fitted_overrides_short(fit.params)) {
-      h += (first ? "\"" : ", \"") + kv + "\"";
+      h += std::string(first ? "\"" : ", \"") + (profile.empty() ? "" : "framework.") + kv + "\"";
       first = false;
     }
     return h + "])";

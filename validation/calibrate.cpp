@@ -109,6 +109,13 @@ std::string framework_path(const std::string& framework) {
 }
 }  // namespace
 
+bool framework_outside_config_dir(const std::string& framework) {
+  const std::string path = framework_path(framework);
+  std::error_code ec;
+  const auto dir = std::filesystem::weakly_canonical(std::filesystem::path(config_dir()) / "frameworks", ec);
+  return std::filesystem::weakly_canonical(path, ec).parent_path() != dir;
+}
+
 std::vector<FitParam> fittable_framework_constants(const std::string& framework) {
   const std::string path = framework_path(framework);
   return calibrate_keys(path, load_framework_yaml(path));  // a constant its base sets counts
@@ -117,6 +124,7 @@ std::vector<FitParam> fittable_framework_constants(const std::string& framework)
 std::vector<ReferenceRow> framework_fit_rows(const std::vector<ReferenceRow>& rows, const std::string& framework) {
   const std::string path = framework_path(framework);
   const FrameworkSpec f = load_framework_spec(path);
+  const bool outside = framework_outside_config_dir(framework);
   std::vector<ReferenceRow> out;
   for (const auto& r : rows) {
     const bool named = r.framework == f.name || std::find(f.names.begin(), f.names.end(), r.framework) != f.names.end();
@@ -130,9 +138,10 @@ std::vector<ReferenceRow> framework_fit_rows(const std::vector<ReferenceRow>& ro
     }
     if (std::find(f.engines.begin(), f.engines.end(), engine) == f.engines.end()) continue;
     // Among the profiles a name selects, the row's stack version picks one (`versions:`): fit
-    // only the rows this profile predicts.
-    if (std::filesystem::path(find_framework_file(r.framework, engine, r.stack_version())).stem() !=
-        std::filesystem::path(path).stem())
+    // only the rows this profile predicts. A profile kept outside the configuration directory
+    // (a user's own stack) is in no index: the rows naming it are its rows.
+    if (!outside && std::filesystem::path(find_framework_file(r.framework, engine, r.stack_version())).stem() !=
+                        std::filesystem::path(path).stem())
       continue;
     out.push_back(r);
   }
@@ -278,7 +287,10 @@ ValidationResult run_with(const std::vector<ReferenceRow>& rows, const Calibrate
   } else if (o.framework.empty()) {
     add(o.device, ov);
   } else {
-    // Framework constants apply on every device the rows use, K80 baselines included.
+    // Framework constants apply on every device the rows use, K80 baselines included. A
+    // profile outside the configuration directory is in no name index, so it is given to
+    // every row (as `validate --framework PATH` does).
+    if (framework_outside_config_dir(o.framework)) vo.framework = framework_path(o.framework);
     std::vector<std::string> fov;
     for (const auto& s : ov) fov.push_back("framework." + s);
     std::set<std::string> devices = {vo.baseline_device};

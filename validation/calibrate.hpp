@@ -75,6 +75,9 @@ std::vector<ReferenceRow> fit_rows(const std::vector<ReferenceRow>& rows, const 
 bool row_uses_fitted_profile(const ReferenceRow& row);
 // The rows of a framework profile (its stem or a name it lists in the framework column) that a fit can use.
 std::vector<ReferenceRow> framework_fit_rows(const std::vector<ReferenceRow>& rows, const std::string& framework);
+// Whether a framework profile (stem or path) is kept outside configs/frameworks/ (a user's own
+// stack): then no name index knows it, and a fit gives it to every one of its rows.
+bool framework_outside_config_dir(const std::string& framework);
 // The architecture a device YAML names ("" for none or an unreadable file).
 std::string device_architecture(const std::string& device);
 // The rows a fit of these architectures' constants can use: fit metrics on their devices, from

@@ -9,6 +9,7 @@
 #include "common/progress.hpp"
 #include "costmodel/cost.hpp"
 #include "engine/framework_spec.hpp"
+#include "validation/framework_overlay.hpp"
 #include "engine/platform_spec.hpp"
 #include "models/zoo.hpp"
 #include "models/zoo_seq_len.hpp"
@@ -159,6 +160,8 @@ class RowEvaluator {
     if (!opts_.framework.empty()) q.placement.framework = opts_.framework;
     auto ov = opts_.overrides.find(row.device);
     if (ov != opts_.overrides.end()) q.placement.overrides = ov->second;
+    for (const auto& kv : framework_overlay_for(opts_.framework_overrides, row, opts_.framework))
+      q.placement.overrides.push_back(kv);
     return cache_.get(q);
   }
 
@@ -366,10 +369,11 @@ class RowEvaluator {
     if (m.kind != MetricKind::train_throughput && m.kind != MetricKind::step_time_s)
       throw Skip{"metric: a cluster row predicts train_throughput or step_time_s"};
     auto ov = opts_.overrides.find(row.device);
+    std::vector<std::string> overrides = ov != opts_.overrides.end() ? ov->second : std::vector<std::string>{};
+    for (const auto& kv : framework_overlay_for(opts_.framework_overrides, row, opts_.framework)) overrides.push_back(kv);
     try {
       return predict_cluster_row(row, m.kind == MetricKind::step_time_s,
-                                 opts_.framework.empty() ? row.framework : opts_.framework,
-                                 ov != opts_.overrides.end() ? ov->second : std::vector<std::string>{});
+                                 opts_.framework.empty() ? row.framework : opts_.framework, overrides);
     } catch (const UserError& e) {
       throw Skip{e.what()};
     }

@@ -39,6 +39,9 @@ struct ValidateOptions {
   std::string baseline_device = "k80";
   std::string engine;                                          // non-empty: force this engine for every row
   std::string framework;                                       // non-empty: this profile for every row
+  // Profile stem -> KEY=VALUE (a framework fit's calibration overlay): framework.KEY overrides
+  // for the rows that profile predicts (validation/framework_overlay.hpp), after `overrides`.
+  std::map<std::string, std::vector<std::string>> framework_overrides;
   bool progress = false;
 };
 
