@@ -69,6 +69,9 @@ class SpecReader {
   const std::string& file() const { return file_; }
   const YAML::Node& node() const { return node_; }
   [[noreturn]] void fail(const std::string& key, const std::string& msg) const;
+  // `key`'s value was written in another file (a framework profile's base): an error about it
+  // names that file and line, and says whose value it is.
+  void taken_from(const std::string& key, const std::string& file) { origins_[key] = file; }
 
  private:
   YAML::Node get(const std::string& key) const;
@@ -85,6 +88,7 @@ class SpecReader {
   YAML::Node node_;
   std::string file_;
   std::string context_;
+  std::map<std::string, std::string> origins_;  // key -> the file its value was written in
   std::set<std::string> known_;
   std::vector<FieldDoc> docs_;
 };

@@ -21,9 +21,9 @@ const std::vector<std::string>& identity_keys() {
 }
 }  // namespace
 
-void add_framework_base(YAML::Node& root, const std::string& path,
-                        void (*parse)(const YAML::Node& base, const std::string& base_path)) {
-  if (!root.IsMap() || !root["base"]) return;
+FrameworkBase add_framework_base(YAML::Node& root, const std::string& path,
+                                 void (*parse)(const YAML::Node& base, const std::string& base_path)) {
+  if (!root.IsMap() || !root["base"]) return {};
   const YAML::Node from = root["base"];
   const auto where = [&] { return path + ":" + std::to_string(from.Mark().line + 1) + ": base: "; };
   if (!from.IsScalar() || from.Scalar().empty() || from.Scalar().find('/') != std::string::npos)
@@ -46,11 +46,14 @@ void add_framework_base(YAML::Node& root, const std::string& path,
   parse(base, src.string());  // an error in the base names the base's file and line
   // In place and uncloned: YAML::Clone drops the marks that the profile's own errors name lines by.
   const auto& identity = identity_keys();
+  FrameworkBase taken{src.string(), {}};
   for (const auto& kv : base) {
     const std::string key = kv.first.Scalar();  // the base parsed, so every key is a scalar
     if (std::find(identity.begin(), identity.end(), key) != identity.end() || std::as_const(root)[key]) continue;
     root[key] = kv.second;
+    taken.keys.push_back(key);
   }
+  return taken;
 }
 
 }  // namespace xpusim

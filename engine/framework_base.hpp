@@ -6,6 +6,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <string>
+#include <vector>
 
 namespace xpusim {
 
@@ -17,7 +18,13 @@ namespace xpusim {
 // taken: what names and documents it (name, names, versions, description, source), what a
 // calibration fits in it (calibrate), and `base`. Without `base`, nothing changes.
 // `parse` checks the base the way a profile is checked (framework_spec.cpp passes its parser).
-void add_framework_base(YAML::Node& root, const std::string& path,
-                        void (*parse)(const YAML::Node& base, const std::string& base_path));
+// Returns the base's file and the keys taken from it (none without `base`), so that a check
+// across fields that fails on a taken value can name the base's file (SpecReader::taken_from).
+struct FrameworkBase {
+  std::string path;
+  std::vector<std::string> keys;
+};
+FrameworkBase add_framework_base(YAML::Node& root, const std::string& path,
+                                 void (*parse)(const YAML::Node& base, const std::string& base_path));
 
 }  // namespace xpusim

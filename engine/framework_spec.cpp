@@ -30,7 +30,8 @@ std::vector<std::string> strings(SpecReader& r, const std::string& key, const st
 }  // namespace
 
 namespace {
-FrameworkSpec parse_framework_spec(const YAML::Node& root, const std::string& path, std::vector<FieldDoc>* fields);
+FrameworkSpec parse_framework_spec(const YAML::Node& root, const std::string& path, std::vector<FieldDoc>* fields,
+                                   const FrameworkBase& base = {});
 void check_base(const YAML::Node& base, const std::string& path) { parse_framework_spec(base, path, nullptr); }
 }  // namespace
 
@@ -86,8 +87,8 @@ YAML::Node load_framework_yaml(const std::string& path) {
 FrameworkSpec load_framework_spec(const std::string& path, const std::vector<std::string>& overrides) {
   YAML::Node root = load_config_yaml(path);
   apply_overrides(root, overrides);  // on the profile's own keys: what it sets wins over its base
-  add_framework_base(root, path, check_base);
-  return parse_framework_spec(root, path, nullptr);
+  const FrameworkBase base = add_framework_base(root, path, check_base);
+  return parse_framework_spec(root, path, nullptr, base);
 }
 
 std::vector<FieldDoc> framework_spec_fields(const std::string& path) {
@@ -97,8 +98,10 @@ std::vector<FieldDoc> framework_spec_fields(const std::string& path) {
 }
 
 namespace {
-FrameworkSpec parse_framework_spec(const YAML::Node& root, const std::string& path, std::vector<FieldDoc>* fields) {
+FrameworkSpec parse_framework_spec(const YAML::Node& root, const std::string& path, std::vector<FieldDoc>* fields,
+                                   const FrameworkBase& base) {
   SpecReader r(root, path);
+  for (const auto& key : base.keys) r.taken_from(key, base.path);
   FrameworkSpec f;
   f.file = path;
   f.name = r.text("name", std::nullopt, "profile name (the file stem)");

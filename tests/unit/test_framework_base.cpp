@@ -99,6 +99,24 @@ TEST_CASE("a bad base is one error at the profile's base line, and an error in t
   CHECK_THROWS_WITH(load_framework_spec(child), Catch::StartsWith(child + ":3: conv_layuot"));
 }
 
+TEST_CASE("a check across fields that fails on a value taken from the base names the base's line", "[frameworks]") {
+  const ProfileDir d;
+  const std::string parent = d.write("parent", kBase);
+  // The child is for the TPU model; the base's conv_layout (line 7) is an analytical field.
+  const std::string child = d.write("child", "name: child\nbase: parent\nengines: [tpu_systemc]\n");
+  CHECK_THROWS_WITH(load_framework_spec(child),
+                    Catch::StartsWith(parent + ":7: conv_layout: applies to the analytical engine only") &&
+                        Catch::EndsWith("(the value " + child + " takes from its base)"));
+  // The child's own input_threads against the base's input_workers_per_device (line 6).
+  d.write("child", "name: child\nbase: parent\ninput_threads: 3\n");
+  CHECK_THROWS_WITH(load_framework_spec(child),
+                    parent + ":6: input_workers_per_device: give input_threads or input_workers_per_device, not both "
+                             "(the value " + child + " takes from its base)");
+  // A value the child sets itself is still named at the child's own line.
+  d.write("child", "name: child\nbase: parent\ninput_threads: 3\ninput_workers_per_device: 2\n");
+  CHECK_THROWS_WITH(load_framework_spec(child), Catch::StartsWith(child + ":4: input_workers_per_device: give"));
+}
+
 TEST_CASE("a user's profile outside the config directory starts from a shipped one", "[frameworks]") {
   const ProfileDir d;  // no pytorch_2.yaml here: the shipped profile is the base
   const std::string mine = d.write(
