@@ -216,10 +216,7 @@ class Round {
         },
         [&] { return numeric_defaults(framework_spec_fields(path)); }, !from_base.empty());
     if (s.action == "unchanged") return s;
-    for (const auto& p : s.params) {
-      frameworks_[stem].push_back("framework." + p.key + "=" + fmt_g(p.fitted, 17));
-      framework_values_[stem][p.key] = fmt_g(p.fitted, 17);
-    }
+    for (const auto& p : s.params) framework_values_[stem][p.key] = fmt_g(p.fitted, 17);
     return s;
   }
 
@@ -243,8 +240,9 @@ class Round {
         const std::string stem = p.empty() ? "" : fs::path(p).stem().string();
         std::vector<std::string> fov;
         for (const auto& kv : inherited(stem)) fov.push_back("framework." + kv);
-        auto it = frameworks_.find(stem);
-        if (it != frameworks_.end()) fov.insert(fov.end(), it->second.begin(), it->second.end());
+        auto it = framework_values_.find(stem);
+        if (it != framework_values_.end())
+          for (const auto& [k, v] : it->second) fov.push_back("framework." + k + "=" + v);
         if (!fov.empty()) {
           std::set<std::string> devices = {vo.baseline_device};
           for (const auto& r : by_profile[p]) devices.insert(r.device);
@@ -311,8 +309,8 @@ class Round {
   std::vector<ReferenceRow> train_, test_;
   std::map<std::string, std::map<std::string, std::string>> values_;  // device -> key -> value this round
   std::set<std::string> changed_;                                     // devices refitted or unfitted
-  std::map<std::string, std::vector<std::string>> frameworks_;        // profile stem -> framework.KEY=VALUE
-  std::map<std::string, std::map<std::string, std::string>> framework_values_;  // profile stem -> KEY -> value
+  std::map<std::string, std::map<std::string, std::string>> framework_values_;  // profiles refitted or unfitted:
+                                                                              // stem -> KEY -> value this round
 };
 
 }  // namespace
