@@ -241,13 +241,12 @@ SpecReader::SpecReader(YAML::Node node, std::string file, std::string context)
 void SpecReader::fail(const std::string& key, const std::string& msg) const {
   YAML::Node at = node_ ? node_[key] : YAML::Node();
   const bool here = at && at.IsDefined();
+  const std::string full_key = context_.empty() ? key : context_ + "." + key;
   auto origin = origins_.find(key);
   if (here && origin != origins_.end())
-    throw UserError(yaml_location(origin->second, at) + ": " + (context_.empty() ? key : context_ + "." + key) + ": " +
-                    msg + " (the value " + file_ + " takes from its base)");
-  std::string where = yaml_location(file_, here ? at : node_);
-  std::string full_key = context_.empty() ? key : context_ + "." + key;
-  throw UserError(where + ": " + full_key + ": " + msg);
+    throw UserError(yaml_location(origin->second, at) + ": " + full_key + ": " + msg + " (the value " + file_ +
+                    " takes from its base)");
+  throw UserError(yaml_location(file_, here ? at : node_) + ": " + full_key + ": " + msg);
 }
 
 YAML::Node SpecReader::get(const std::string& key) const {

@@ -27,18 +27,23 @@ std::vector<std::string> framework_overlay_for(const std::map<std::string, std::
     return {};  // no profile: the row is skipped by the prediction, which says why
   }
   std::vector<std::string> out;
-  // A profile with `base:` takes its base's fitted values for the keys it does not set itself
-  // (as it takes the base's file values), then its own overlay's.
+  for (const auto& kv : profile_overrides(path, by_stem)) out.push_back("framework." + kv);
+  return out;
+}
+
+std::vector<std::string> profile_overrides(const std::string& path,
+                                           const std::map<std::string, std::vector<std::string>>& by_stem) {
+  std::vector<std::string> out;
+  if (path.empty() || by_stem.empty()) return out;
   const YAML::Node n = load_config_yaml(path);
   if (n.IsMap() && n["base"] && n["base"].IsScalar()) {
     auto b = by_stem.find(n["base"].Scalar());
     if (b != by_stem.end())
       for (const auto& kv : b->second)
-        if (!n[kv.substr(0, kv.find('='))]) out.push_back("framework." + kv);
+        if (!n[kv.substr(0, kv.find('='))]) out.push_back(kv);
   }
   auto it = by_stem.find(std::filesystem::path(path).stem().string());
-  if (it != by_stem.end())
-    for (const auto& kv : it->second) out.push_back("framework." + kv);
+  if (it != by_stem.end()) out.insert(out.end(), it->second.begin(), it->second.end());
   return out;
 }
 

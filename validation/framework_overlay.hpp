@@ -17,6 +17,12 @@ namespace xpusim::validation {
 // the label is not a framework fit's.
 std::string framework_overlay_stem(const std::string& overlay_device);
 
+// The values `by_stem` (profile stem -> KEY=VALUE) holds for the profile at `path`, KEY=VALUE:
+// its base's, for the keys the profile does not set itself (as it takes the base's file
+// values), then its own (later entries win). Leave-one-study-out passes a round's refits.
+std::vector<std::string> profile_overrides(const std::string& path,
+                                           const std::map<std::string, std::vector<std::string>>& by_stem);
+
 // The overrides of `by_stem` (profile stem -> KEY=VALUE) for the profile that predicts `row`:
 // `forced` (validate --framework) when set, else the row's framework name and stack version.
 std::vector<std::string> framework_overlay_for(const std::map<std::string, std::vector<std::string>>& by_stem,

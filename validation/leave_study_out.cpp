@@ -14,6 +14,7 @@
 #include "devices/analytical/device_spec.hpp"
 #include "engine/framework_spec.hpp"
 #include "predict/predict.hpp"
+#include "validation/framework_overlay.hpp"
 
 namespace xpusim::validation {
 
@@ -69,25 +70,10 @@ std::vector<std::string> ancestors(const std::map<std::string, DeviceNode>& devs
   return out;
 }
 
-// A framework profile as far as the pipeline needs it: a profile with `base:` takes every
-// field it does not set itself from its base (engine/framework_base.hpp), so a base's values
-// of this round reach it as they reach its predictions.
-struct FrameworkNode {
-  std::string base;                // the base profile's stem ("" = none)
-  std::set<std::string> own_keys;  // top-level keys its own file sets
-};
-
-std::map<std::string, FrameworkNode> framework_profiles() {
-  std::map<std::string, FrameworkNode> out;
-  for (const auto& f : yaml_files("frameworks")) {
-    const YAML::Node n = load_config_yaml(f);
-    if (!n.IsMap()) continue;
-    FrameworkNode p;
-    if (n["base"] && n["base"].IsScalar()) p.base = n["base"].Scalar();
-    for (const auto& kv : n) p.own_keys.insert(kv.first.Scalar());
-    out[fs::path(f).stem().string()] = p;
-  }
-  return out;
+// A framework profile's `base:` stem ("" = none).
+std::string base_of(const std::string& profile_path) {
+  const YAML::Node n = load_config_yaml(profile_path);
+  return n.IsMap() && n["base"] && n["base"].IsScalar() ? n["base"].Scalar() : "";
 }
 
 // KEY -> declared default of a spec's fields.
@@ -116,8 +102,8 @@ bool relative_to_baseline(const ReferenceRow& r) { return r.metric.find("_relati
 class Round {
  public:
   Round(const std::vector<ReferenceRow>& all, const std::string& study, const StudyHoldOutOptions& o,
-        const std::map<std::string, DeviceNode>& devs, const std::map<std::string, FrameworkNode>& profiles)
-      : all_(all), study_(study), o_(o), devs_(devs), profiles_(profiles) {
+        const std::map<std::string, DeviceNode>& devs)
+      : all_(all), study_(study), o_(o), devs_(devs) {
     for (const auto& r : all_) (r.source == study_ ? test_ : train_).push_back(r);
   }
 
@@ -190,22 +176,11 @@ class Round {
     return s;
   }
 
-  // A profile's base's values of this round, KEY=VALUE, for the keys the profile does not set
-  // itself (empty when it has no base or its base did not change).
-  std::vector<std::string> inherited(const std::string& stem) const {
-    std::vector<std::string> out;
-    auto p = profiles_.find(stem);
-    if (p == profiles_.end() || p->second.base.empty()) return out;
-    auto b = framework_values_.find(p->second.base);
-    if (b == framework_values_.end()) return out;
-    for (const auto& [k, v] : b->second)
-      if (!p->second.own_keys.count(k)) out.push_back(k + "=" + v);
-    return out;
-  }
-
   ConstantSetRound framework_set(const std::string& path) {
     const std::string stem = fs::path(path).stem().string();
-    const std::vector<std::string> from_base = inherited(stem);
+    // The base's values of this round, for the keys this profile does not set (its own are
+    // not fitted yet in this round; validation/framework_overlay.hpp).
+    const std::vector<std::string> from_base = profile_overrides(path, framework_values_);
     ConstantSetRound s = refit_set(
         "framework " + stem, framework_fit_rows(all_, stem), framework_fit_rows(train_, stem),
         fittable_framework_constants(stem),
@@ -216,7 +191,7 @@ class Round {
         },
         [&] { return numeric_defaults(framework_spec_fields(path)); }, !from_base.empty());
     if (s.action == "unchanged") return s;
-    for (const auto& p : s.params) framework_values_[stem][p.key] = fmt_g(p.fitted, 17);
+    for (const auto& p : s.params) framework_values_[stem].push_back(p.key + "=" + fmt_g(p.fitted, 17));
     return s;
   }
 
@@ -237,12 +212,8 @@ class Round {
       if (!today) {
         vo.overrides = all_device_overrides();
         // The base's values of this round first, then the profile's own (later entries win).
-        const std::string stem = p.empty() ? "" : fs::path(p).stem().string();
         std::vector<std::string> fov;
-        for (const auto& kv : inherited(stem)) fov.push_back("framework." + kv);
-        auto it = framework_values_.find(stem);
-        if (it != framework_values_.end())
-          for (const auto& [k, v] : it->second) fov.push_back("framework." + k + "=" + v);
+        for (const auto& kv : profile_overrides(p, framework_values_)) fov.push_back("framework." + kv);
         if (!fov.empty()) {
           std::set<std::string> devices = {vo.baseline_device};
           for (const auto& r : by_profile[p]) devices.insert(r.device);
@@ -305,12 +276,10 @@ class Round {
   const std::string study_;
   const StudyHoldOutOptions& o_;
   const std::map<std::string, DeviceNode>& devs_;
-  const std::map<std::string, FrameworkNode>& profiles_;
   std::vector<ReferenceRow> train_, test_;
   std::map<std::string, std::map<std::string, std::string>> values_;  // device -> key -> value this round
   std::set<std::string> changed_;                                     // devices refitted or unfitted
-  std::map<std::string, std::map<std::string, std::string>> framework_values_;  // profiles refitted or unfitted:
-                                                                              // stem -> KEY -> value this round
+  std::map<std::string, std::vector<std::string>> framework_values_;  // profile stem -> KEY=VALUE this round
 };
 
 }  // namespace
@@ -327,18 +296,13 @@ std::vector<StudyHoldOut> leave_one_study_out(const std::vector<ReferenceRow>& r
   std::stable_sort(device_sets.begin(), device_sets.end(), [&](const std::string& a, const std::string& b) {
     return ancestors(devs, a).size() < ancestors(devs, b).size();
   });
-  const std::map<std::string, FrameworkNode> profiles = framework_profiles();
   std::vector<std::string> framework_sets;
   for (const auto& f : yaml_files("frameworks"))
     if (has_calibrate_list(load_config_yaml(f)) && !framework_fit_rows(rows, fs::path(f).stem().string()).empty())
       framework_sets.push_back(f);
   // Bases before the profiles that take their values (a base has no base of its own).
-  std::stable_sort(framework_sets.begin(), framework_sets.end(), [&](const std::string& a, const std::string& b) {
-    auto has_base = [&](const std::string& f) {
-      auto it = profiles.find(fs::path(f).stem().string());
-      return it != profiles.end() && !it->second.base.empty();
-    };
-    return !has_base(a) && has_base(b);
+  std::stable_sort(framework_sets.begin(), framework_sets.end(), [](const std::string& a, const std::string& b) {
+    return base_of(a).empty() && !base_of(b).empty();
   });
 
   std::vector<std::string> studies;
@@ -351,7 +315,7 @@ std::vector<StudyHoldOut> leave_one_study_out(const std::vector<ReferenceRow>& r
   ProgressBar bar("leave-one-study-out", static_cast<long long>(studies.size()), o.progress);
   long long done = 0;
   for (const auto& study : studies) {
-    Round round(rows, study, o, devs, profiles);
+    Round round(rows, study, o, devs);
     StudyHoldOut h;
     h.study = study;
     for (const auto& d : device_sets) h.sets.push_back(round.device_set(d));
