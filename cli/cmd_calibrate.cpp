@@ -23,8 +23,8 @@ struct CalibrateArgs {
 
 // How to apply a written overlay, in command-line words (the library writes it as a comment).
 std::string apply_hint(const validation::FitResult& fit) {
-  // A framework fit's label is "framework X": its constants are the profile's (framework.KEY).
-  const std::string profile = fit.device.rfind("framework ", 0) == 0 ? fit.device.substr(10) : "";
+  // A framework fit's constants are the profile's (framework.KEY).
+  const std::string& profile = fit.framework;
   std::string h = "`xpusim validate --calibration FILE` or `xpusim predict " +
                   (profile.empty() ? "--device " + fit.device : "--device DEVICE --framework " + profile);
   for (const auto& kv : validation::fitted_overrides_short(fit.params))

@@ -246,8 +246,8 @@ py::object calibrate_py(const std::string& reference, const std::string& device,
   r.max_evaluations = max_evaluations;
   r.progress = progress;
   r.apply_hint = [](const xpusim::validation::FitResult& fit) {
-    // A framework fit's label is "framework X": its constants are the profile's (framework.KEY).
-    const std::string profile = fit.device.rfind("framework ", 0) == 0 ? fit.device.substr(10) : "";
+    // A framework fit's constants are the profile's (framework.KEY).
+    const std::string& profile = fit.framework;
     std::string h = profile.empty() ? "xpusim.predict(device=\"" + fit.device + "\", overrides=["
                                     : "xpusim.predict(device=DEVICE, framework=\"" + profile + "\", overrides=[";
     bool first = true;

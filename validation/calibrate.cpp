@@ -334,6 +334,7 @@ std::vector<std::string> fitted_overrides_short(const std::vector<FitParam>& par
 FitResult fit_device(const std::vector<ReferenceRow>& rows, const CalibrateOptions& o) {
   FitResult res;
   res.device = o.device;
+  res.framework = o.framework;
   res.params = !o.systems.empty()         ? fittable_system_constants(o.systems.front())
                : !o.architectures.empty() ? fittable_architecture_constants(o.architectures.front())
                : o.framework.empty()      ? fittable_constants(o.device, o.base_overrides)

@@ -59,6 +59,7 @@ struct CalibrateOptions {
 
 struct FitResult {
   std::string device;
+  std::string framework;            // a framework fit: the profile (CalibrateOptions::framework)
   std::vector<FitParam> params;
   ValidationResult before, after;   // the device's fit rows at the initial and fitted values
   double rms_log_error_before = 0, rms_log_error_after = 0;
