@@ -31,6 +31,7 @@ void print_explain(std::ostream& os, const std::vector<analytical::OpExplain>& o
         e["waves"] = o.waves;
         e["wave_efficiency"] = o.wave_efficiency;
       }
+      if (o.unaligned) e["unaligned"] = true;
       arr.push_back(e);
     }
     j["ops"] = arr;
@@ -40,11 +41,12 @@ void print_explain(std::ostream& os, const std::vector<analytical::OpExplain>& o
     return;
   }
   if (f == OutputFormat::csv) {
-    os << "name,kind,class,time_s,math_s,memory_s,launch_s,tile_m,tile_n,waves,wave_efficiency\n";
+    os << "name,kind,class,time_s,math_s,memory_s,launch_s,tile_m,tile_n,waves,wave_efficiency,unaligned\n";
     for (const auto& o : ops) {
       char b[256];
-      std::snprintf(b, sizeof b, ",%s,%s,%.9g,%.9g,%.9g,%.9g,%g,%g,%g,%.6g\n", o.kind.c_str(), o.op_class.c_str(),
-                    o.time_s, o.math_s, o.memory_s, o.launch_s, o.tile_m, o.tile_n, o.waves, o.wave_efficiency);
+      std::snprintf(b, sizeof b, ",%s,%s,%.9g,%.9g,%.9g,%.9g,%g,%g,%g,%.6g,%d\n", o.kind.c_str(), o.op_class.c_str(),
+                    o.time_s, o.math_s, o.memory_s, o.launch_s, o.tile_m, o.tile_n, o.waves, o.wave_efficiency,
+                    o.unaligned ? 1 : 0);
       os << (o.name.find(',') == std::string::npos ? o.name : "\"" + o.name + "\"") << b;
     }
     return;
@@ -59,7 +61,7 @@ void print_explain(std::ostream& os, const std::vector<analytical::OpExplain>& o
   os << b;
   for (const auto* o : top) {
     char tile[32] = "-";
-    if (o->waves > 0) std::snprintf(tile, sizeof tile, "%gx%g", o->tile_m, o->tile_n);
+    if (o->waves > 0) std::snprintf(tile, sizeof tile, "%gx%g%s", o->tile_m, o->tile_n, o->unaligned ? "u" : "");
     std::snprintf(b, sizeof b, "%-40.40s %-24.24s %9.1f %9.1f %9.1f %9.1f %9s %6.0f %8.2f\n", o->name.c_str(),
                   o->kind.c_str(), o->time_s * 1e6, o->math_s * 1e6, o->memory_s * 1e6, o->launch_s * 1e6, tile,
                   o->waves, o->wave_efficiency);
@@ -69,6 +71,9 @@ void print_explain(std::ostream& os, const std::vector<analytical::OpExplain>& o
                 "total", "", total.time_s * 1e6, total.math_s * 1e6, total.memory_s * 1e6, total.launch_s * 1e6,
                 ops.size());
   os << b;
+  if (std::any_of(ops.begin(), ops.end(), [](const auto& o) { return o.unaligned; }))
+    os << "u: a leading dimension is not a multiple of 16 bytes (8 fp16/bf16 elements): unaligned GEMM kernels; "
+          "pad it (a vocabulary to a multiple of 8, or a profile's gemm_dims_padded_to)\n";
 }
 
 }  // namespace xpusim::cli

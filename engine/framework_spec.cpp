@@ -58,6 +58,7 @@ const std::vector<FrameworkFieldScope>& framework_field_scopes() {
       {"kernel_tensor_efficiency_scale", {"analytical"}},
       {"kernel_memory_efficiency_scale", {"analytical"}},
       {"first_layer_input_channels_padded_to", {"analytical"}},  // the GPU kernel model's first layer
+      {"gemm_dims_padded_to", {"analytical"}},  // the GPU kernel model's GEMM alignment
       {"memory_overhead_fraction", {"analytical"}},  // the analytical memory estimate
       {"extra_weight_copies", {"analytical"}},
       {"memory_pool_reserve_fraction", {"analytical"}},
@@ -206,6 +207,11 @@ FrameworkSpec parse_framework_spec(const YAML::Node& root, const std::string& pa
       "crop_mirror_normalize pad_output: RGB to 4), so the first convolution runs on the tensor cores at the padded "
       "count; 0 = unpadded (a 3-channel first layer misses the tensor cores)",
       [](long long v) { return v == 0 || v == 4 || v == 8 ? "" : "must be 0, 4 or 8"; }));
+  f.gemm_dims_padded_to = static_cast<int>(r.integer(
+      "gemm_dims_padded_to", 0, "elements",
+      "kernel-model GPUs: the stack pads its GEMM feature dimensions (a language model's vocabulary) to a multiple "
+      "of this count, so cuBLAS keeps its 16-byte-aligned tensor-core kernels; 0 = the model's dimensions as stated",
+      [](long long v) { return v >= 0 && v <= 4096 && (v & (v - 1)) == 0 ? "" : "must be 0 or a power of two up to 4096"; }));
   f.memory_overhead_fraction = r.number("memory_overhead_fraction", 0.0, "fraction",
                                         "allocator slack and framework copies over tensor memory", non_negative);
   f.extra_weight_copies = static_cast<int>(r.integer("extra_weight_copies", 0, "copies",
@@ -342,7 +348,7 @@ bool FrameworkSpec::constants_neutral() const {
          fp32_unfused_update_kernels == d.fp32_unfused_update_kernels &&
          fp32_unfused_update_accesses == d.fp32_unfused_update_accesses &&
          recurrent_gate_gemms == d.recurrent_gate_gemms && serial_towers == d.serial_towers &&
-         session_run == d.session_run &&
+         session_run == d.session_run && gemm_dims_padded_to == d.gemm_dims_padded_to &&
          fused_bn_activation_half == d.fused_bn_activation_half &&
          kernel_tf32_efficiency_scale == d.kernel_tf32_efficiency_scale &&
          fp32_matmul_strict == d.fp32_matmul_strict &&

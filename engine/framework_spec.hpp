@@ -121,6 +121,12 @@ struct FrameworkSpec {
   // crop_mirror_normalize pad_output: RGB -> 4 channels, the 4th zero), so the first
   // convolution runs on the tensor cores at the padded channel count. 0 = unpadded.
   int first_layer_input_channels_padded_to = 0;
+  // The stack pads its models' GEMM feature dimensions (in practice the vocabulary of an LM
+  // head: NVIDIA's BERT rounds 30,522 up to 30,528, Megatron-LM to a multiple of 128) to a
+  // multiple of this many elements, so every operand keeps cuBLAS's 16-byte alignment. 0 = the
+  // model's dimensions as stated: an odd one sends its GEMMs to unaligned kernels
+  // (devices/analytical/gemm_alignment.hpp).
+  int gemm_dims_padded_to = 0;
 
   // Memory (per device).
   double memory_overhead_fraction = 0;  // allocator slack and framework copies, as a share of tensor memory

@@ -25,6 +25,7 @@ std::vector<OpExplain> explain_ops(const OpGraph& g, const DeviceSpec& d, const 
     e.memory_s = c.memory_s;
     e.launch_s = c.overhead_s;
     e.tile_m = c.tile_m, e.tile_n = c.tile_n, e.waves = c.waves, e.wave_efficiency = c.wave_efficiency;
+    e.unaligned = c.unaligned;
     out.push_back(e);
   }
   return out;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "devices/analytical/gemm_alignment.hpp"
 #include "devices/analytical/winograd.hpp"
 #include "models/dtype.hpp"
 
@@ -268,7 +269,13 @@ OpCost OpCostModel::on_MatMul(const OpGraph& g, int op) {
     s.m = static_cast<double>(a.m), s.n = static_cast<double>(a.n), s.k = static_cast<double>(a.k);
     s.batch = static_cast<double>(std::max<int64_t>(1, a.batches));
     const bool tensor_ok = a.k >= 8 && a.n >= 8 && a.m >= 8 && r_.matmul_tensor_cores;
-    OpCost c = kernel_gemms(g, {s}, tensor_ok, 1);
+    // An odd leading dimension (an LM head over a 50,257-token vocabulary) breaks the
+    // tensor-core kernels' 16-byte operand vectors (gemm_alignment.hpp).
+    const double elem = static_cast<double>(dtype_bytes(activation_dtype(g.precision)));
+    const bool unaligned =
+        tensor_ok && r_.tensor_flops_s > 0 && !gemm_leading_dims_aligned(a, elem, r_.gemm_dims_padded_to);
+    OpCost c = kernel_gemms(g, {s}, tensor_ok, 1, unaligned ? unaligned_math_scale(r_, elem) : 1.0);
+    c.unaligned = unaligned;
     // A dimension under the tensor cores' 8-wide fragment: cuBLAS pads it to 8 when that is
     // faster, so the time never falls as the batch grows past 8 (issue 34's invariant).
     if (!tensor_ok && has_tensor) {

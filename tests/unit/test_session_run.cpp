@@ -62,7 +62,7 @@ TEST_CASE("the GPU model against xpusim's CUDA backend on an H200 (held out)", "
   // Charging the backend TF 1.x's session run, as every row did before it had a profile.
   const auto with_session = h200_backend_rows({"framework.session_run=true"});
   REQUIRE(with_session.mape_pct.has_value());
-  CHECK(*now.mape_pct <= 33.0);                        // 31.1 % when pinned
+  CHECK(*now.mape_pct <= 31.0);                        // 29.3 % when pinned (31.1 % before GEMM alignment)
   CHECK(*with_session.mape_pct >= *now.mape_pct + 5);  // 38.8 %
   int large = 0, transformers = 0, small = 0;
   for (const auto& r : now.rows) {
@@ -73,6 +73,13 @@ TEST_CASE("the GPU model against xpusim's CUDA backend on an H200 (held out)", "
     if (is_large_cnn(m) && r.row.precision != "mixed_fp16") {
       ++large;
       CHECK(std::abs(e) <= 12);  // within 10 %; in mixed precision ResNet-50 +23.5 %, VGG16 +35.1 % (not pinned)
+    } else if (is_transformer(m) && m == "gpt2") {
+      ++transformers;
+      // GPT-2's 50,257-token LM head runs unaligned kernels (gemm_alignment.hpp), priced at the
+      // narrow-load bound (8x for 16-bit data, 4x for TF32) where the H200 measured 4.9-7.5x:
+      // -17 % (bf16) and -13 % (TF32), +42 % and +21 % when every GEMM was priced aligned.
+      CHECK(e < -5);
+      CHECK(e > -25);
     } else if (is_transformer(m)) {
       ++transformers;
       CHECK(e > 15);  // missed, reported: the transformers' kernels are priced short (+17 % to +62 %)
