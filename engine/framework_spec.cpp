@@ -58,7 +58,7 @@ const std::vector<FrameworkFieldScope>& framework_field_scopes() {
       {"kernel_tensor_efficiency_scale", {"analytical"}},
       {"kernel_memory_efficiency_scale", {"analytical"}},
       {"first_layer_input_channels_padded_to", {"analytical"}},  // the GPU kernel model's first layer
-      {"gemm_dims_padded_to", {"analytical"}},  // the GPU kernel model's GEMM alignment
+      {"gemm_dims_padded_to", {"analytical"}},  // GPUs: tensor-core GEMM alignment
       {"memory_overhead_fraction", {"analytical"}},  // the analytical memory estimate
       {"extra_weight_copies", {"analytical"}},
       {"memory_pool_reserve_fraction", {"analytical"}},
@@ -209,7 +209,7 @@ FrameworkSpec parse_framework_spec(const YAML::Node& root, const std::string& pa
       [](long long v) { return v == 0 || v == 4 || v == 8 ? "" : "must be 0, 4 or 8"; }));
   f.gemm_dims_padded_to = static_cast<int>(r.integer(
       "gemm_dims_padded_to", 0, "elements",
-      "kernel-model GPUs: the stack pads its GEMM feature dimensions (a language model's vocabulary) to a multiple "
+      "GPUs: the stack pads its GEMM feature dimensions (a language model's vocabulary) to a multiple "
       "of this count, so cuBLAS keeps its 16-byte-aligned tensor-core kernels; 0 = the model's dimensions as stated",
       [](long long v) { return v >= 0 && v <= 4096 && (v & (v - 1)) == 0 ? "" : "must be 0 or a power of two up to 4096"; }));
   f.memory_overhead_fraction = r.number("memory_overhead_fraction", 0.0, "fraction",

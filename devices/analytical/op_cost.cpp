@@ -319,6 +319,17 @@ OpCost OpCostModel::on_MatMul(const OpGraph& g, int op) {
         if (OpCost o = at(mm, tensor); o.time_s() < c.time_s()) c = o;
     return c;
   };
+  // Unaligned operands (gemm_alignment.hpp): the tensor-core kernel with one-element loads, or
+  // the CUDA cores, whichever is faster.
+  const double elem = static_cast<double>(dtype_bytes(activation_dtype(g.precision)));
+  if (tensor_ok && has_tensor && !gemm_leading_dims_aligned(a, elem, r_.gemm_dims_padded_to)) {
+    OpCost t = best_from(true);
+    t.compute_s /= 1.0 / elements_per_vector(elem);
+    OpCost c = best_from(false);
+    if (t.time_s() < c.time_s()) c = t;
+    c.unaligned = true;
+    return c;
+  }
   if (tensor_ok && has_tensor) return best_from(true);
   OpCost c = best_from(false);
   if (has_tensor)

@@ -41,8 +41,8 @@ struct Rates {
   // Kernel model: the first convolution's input channels as the stack's input pipeline pads
   // them (mixed precision, framework first_layer_input_channels_padded_to); 0 = unpadded.
   int first_layer_channels_padded_to = 0;
-  // Kernel model: the stack's padding of GEMM feature dimensions (FrameworkSpec::
-  // gemm_dims_padded_to, elements; 0 = none), for the 16-byte alignment rule (gemm_alignment.hpp).
+  // GPUs: the stack's padding of GEMM feature dimensions (FrameworkSpec::gemm_dims_padded_to,
+  // elements; 0 = none), for the tensor cores' 16-byte alignment rule (gemm_alignment.hpp).
   int gemm_dims_padded_to = 0;
   // The GPU kernel model (docs/gpu_model.md): GEMMs, convolutions and attention priced from
   // tiles and waves instead of the fill/shape/quantisation factors above. Its math rates are
@@ -74,8 +74,8 @@ struct OpCost {
   // Kernel model only (GEMM-like ops; 0 otherwise): the largest kernel's tile, the waves of
   // all its kernels, and useful work over what the waves and tiles pay for.
   double math_s = 0, tile_m = 0, tile_n = 0, waves = 0, wave_efficiency = 0;
-  // Kernel model: a tensor-core GEMM whose operands break 16-byte alignment, priced on the
-  // library's unaligned kernels (gemm_alignment.hpp).
+  // GPUs: a tensor-core GEMM whose operands break 16-byte alignment, priced on the library's
+  // unaligned kernels (gemm_alignment.hpp).
   bool unaligned = false;
   double time_s() const { return (compute_s > memory_s ? compute_s : memory_s) + overhead_s; }
 };

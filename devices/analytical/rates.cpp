@@ -160,8 +160,8 @@ Rates stack_rates(const DeviceSpec& d, Precision p, CpuBuild build, int vcpus, c
   // cores (DeepLearningExamples' MXNet runner asks for 4 channels in float16 only).
   const bool half = p == Precision::mixed_fp16 || p == Precision::mixed_bf16;
   if (km && half) rates.first_layer_channels_padded_to = fw.first_layer_input_channels_padded_to;
+  rates.gemm_dims_padded_to = fw.gemm_dims_padded_to;  // only tensor-core GEMMs look at it
   if (km) {
-    rates.gemm_dims_padded_to = fw.gemm_dims_padded_to;
     rates.conv_workspace_limit_bytes = fw.conv_workspace_limit_mb * 1024.0 * 1024.0;
     rates.conv_capped_efficiency = fw.conv_capped_efficiency;
   }

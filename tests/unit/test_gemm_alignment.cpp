@@ -129,6 +129,15 @@ TEST_CASE("alignment: GPT-2's 50,257-token LM head under plain PyTorch, not unde
   // eighth of the tensor-core rate take tens of milliseconds of a ~60 ms step.
   CHECK(unaligned_s > 0.01);
   CHECK(unaligned_s < plain.step_time_s);
+  // The roofline GPUs (Volta here) take the same rule.
+  PredictRequest v = fixtures::predict_request("v100_sxm2_16gb", 1, "gpt2", 8, "mixed_fp16", "");
+  v.data = DataSource::synthetic;
+  v.placement.framework = "pytorch-2.x";
+  const StepReport volta = predict(v);
+  v.placement.framework = "megatron-lm";
+  const StepReport volta_padded = predict(v);
+  CHECK(volta.extra_number("unaligned_gemm_s").value_or(0) > 0.01);
+  CHECK_FALSE(volta_padded.extra.contains("unaligned_gemm_s"));
 }
 
 // Held out (nothing is fitted on them): GPT-2 training steps measured on an H200 with the
