@@ -1,4 +1,4 @@
-// GEMM operand alignment on the tensor cores (GPU kernel model).
+// GEMM operand alignment on the tensor cores (every analytical GPU: kernel model and roofline).
 //
 // cuBLAS's fast tensor-core kernels move their operands in 16-byte vectors (cp.async / TMA), so
 // every leading dimension must be a multiple of 16 bytes: 8 fp16/bf16 elements, 4 TF32 (fp32)
