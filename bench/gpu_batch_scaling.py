@@ -25,7 +25,6 @@ import sys
 import time
 
 import torch
-import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpu_measure as gm  # noqa: E402 - the zoo's models and the timer live there
@@ -61,16 +60,7 @@ def make_step(dev, name, batch, seq, smoke):
         ids = torch.randint(0, vocab, (batch, seq), device=dev)
         loss_of = lambda: model(input_ids=ids, labels=ids).loss  # noqa: E731
     else:
-        model, dims = gm.transformer(name, seq, smoke)
-        model = model.to(dev).train()
-        ids = torch.randint(0, dims["vocab"], (batch, seq), device=dev)
-        if dims["head"] == "classifier":
-            y = torch.randint(0, dims["classes"], (batch,), device=dev)
-            loss_of = lambda: F.cross_entropy(model(ids)[0], y)  # noqa: E731
-        else:
-            def loss_of():
-                (logits,) = model(ids)
-                return F.cross_entropy(logits[:, :-1].flatten(0, 1), ids[:, 1:].flatten())
+        model, loss_of = gm.transformer_case(dev, name, batch, seq, smoke)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     amp = torch.autocast(dev.type, dtype=torch.bfloat16) if dev.type == "cuda" else contextlib.nullcontext()
 

@@ -339,14 +339,36 @@ def transformer(name, seq, smoke):
     return TransformerModel(**dims), dims
 
 
+def transformer_case(dev, name, batch, seq, smoke):
+    """The zoo's Transformer `name` on `dev` in training mode, a batch of token ids and its loss:
+    (model, loss_of), loss_of() -> the step's scalar loss (classifier, pre-training or LM head)."""
+    model, dims = transformer(name, seq, smoke)
+    model = model.to(dev).train()
+    ids = torch.randint(0, dims["vocab"], (batch, seq), device=dev)
+    if dims["head"] == "classifier":
+        y = torch.randint(0, dims["classes"], (batch,), device=dev)
+        return model, lambda: F.cross_entropy(model(ids)[0], y)
+    if dims["head"] == "pretraining":
+        ynsp = torch.randint(0, 2, (batch,), device=dev)
+
+        def pretraining_loss():
+            mlm, nsp = model(ids)
+            return F.cross_entropy(mlm.flatten(0, 1), ids.flatten()) + F.cross_entropy(nsp, ynsp)
+        return model, pretraining_loss
+
+    def lm_loss():
+        (logits,) = model(ids)
+        return F.cross_entropy(logits[:, :-1].flatten(0, 1), ids[:, 1:].flatten())
+    return model, lm_loss
+
+
 def train_case(dev, timer, name, batch, seq, precision, steps, warmup, smoke, autotune=True):
     """One model, one precision: median step time and peak memory of `steps` timed steps."""
-    import torchvision  # noqa: PLC0415 - only the vision cases need it
-
     amp_dtype = {"mixed_fp16": torch.float16, "mixed_bf16": torch.bfloat16}.get(precision)
     set_tf32(precision == "tf32")
     torch.backends.cudnn.benchmark = autotune
     if name == "resnet50":
+        import torchvision  # noqa: PLC0415 - only the vision case needs it
         model = torchvision.models.resnet50().to(dev).to(memory_format=torch.channels_last)
         size = 32 if smoke else 224
         x = (torch.rand(batch, 3, size, size, device=dev) * 2 - 1).to(memory_format=torch.channels_last)
@@ -354,23 +376,8 @@ def train_case(dev, timer, name, batch, seq, precision, steps, warmup, smoke, au
         opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-4)
         loss_of = lambda: F.cross_entropy(model(x), y)  # noqa: E731
     else:
-        model, dims = transformer(name, seq, smoke)
-        model = model.to(dev)
-        ids = torch.randint(0, dims["vocab"], (batch, seq), device=dev)
+        model, loss_of = transformer_case(dev, name, batch, seq, smoke)
         opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
-        if dims["head"] == "classifier":
-            y = torch.randint(0, dims["classes"], (batch,), device=dev)
-            loss_of = lambda: F.cross_entropy(model(ids)[0], y)  # noqa: E731
-        elif dims["head"] == "pretraining":
-            ynsp = torch.randint(0, 2, (batch,), device=dev)
-
-            def loss_of():
-                mlm, nsp = model(ids)
-                return F.cross_entropy(mlm.flatten(0, 1), ids.flatten()) + F.cross_entropy(nsp, ynsp)
-        else:
-            def loss_of():
-                (logits,) = model(ids)
-                return F.cross_entropy(logits[:, :-1].flatten(0, 1), ids[:, 1:].flatten())
     model.train()
     scaler = grad_scaler(amp_dtype == torch.float16 and dev.type == "cuda")
 

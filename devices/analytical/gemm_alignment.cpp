@@ -29,11 +29,4 @@ bool gemm_leading_dims_aligned(const OpAttrs& a, double element_bytes, int padde
   return true;
 }
 
-double unaligned_math_scale(const Rates& r, double element_bytes) {
-  if (r.tensor_flops_s <= 0) return 1.0;
-  const double narrow_loads = 1.0 / elements_per_vector(element_bytes);
-  const double cuda_cores = r.gemm_flops_s / r.tensor_flops_s;
-  return std::min(1.0, std::max(narrow_loads, cuda_cores));
-}
-
 }  // namespace xpusim::analytical

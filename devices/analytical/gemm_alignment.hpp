@@ -18,7 +18,6 @@
 // pay nothing.
 #pragma once
 
-#include "devices/analytical/op_cost.hpp"
 #include "models/graph.hpp"
 
 namespace xpusim::analytical {
@@ -32,8 +31,5 @@ double elements_per_vector(double element_bytes);
 // `padded_to` elements (0 = unpadded).
 bool gemm_leading_dims_aligned(const OpAttrs& a, double element_bytes, int padded_to);
 
-// The factor on an aligned tensor-core GEMM's math rate that gives the unaligned one:
-// max(1 / elements_per_vector, CUDA-core rate / tensor-core rate), at most 1.
-double unaligned_math_scale(const Rates& r, double element_bytes);
 
 }  // namespace xpusim::analytical

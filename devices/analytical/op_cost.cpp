@@ -272,10 +272,14 @@ OpCost OpCostModel::on_MatMul(const OpGraph& g, int op) {
     // An odd leading dimension (an LM head over a 50,257-token vocabulary) breaks the
     // tensor-core kernels' 16-byte operand vectors (gemm_alignment.hpp).
     const double elem = static_cast<double>(dtype_bytes(activation_dtype(g.precision)));
-    const bool unaligned =
-        tensor_ok && r_.tensor_flops_s > 0 && !gemm_leading_dims_aligned(a, elem, r_.gemm_dims_padded_to);
-    OpCost c = kernel_gemms(g, {s}, tensor_ok, 1, unaligned ? unaligned_math_scale(r_, elem) : 1.0);
-    c.unaligned = unaligned;
+    OpCost c = kernel_gemms(g, {s}, tensor_ok, 1);
+    if (tensor_ok && r_.tensor_flops_s > 0 && !gemm_leading_dims_aligned(a, elem, r_.gemm_dims_padded_to)) {
+      // The faster of the tensor-core kernel with one-element loads and the CUDA cores.
+      const OpCost narrow = kernel_gemms(g, {s}, true, 1, 1.0 / elements_per_vector(elem));
+      const OpCost cuda_cores = kernel_gemms(g, {s}, false, 1);
+      c = narrow.time_s() <= cuda_cores.time_s() ? narrow : cuda_cores;
+      c.unaligned = true;
+    }
     // A dimension under the tensor cores' 8-wide fragment: cuBLAS pads it to 8 when that is
     // faster, so the time never falls as the batch grows past 8 (issue 34's invariant).
     if (!tensor_ok && has_tensor) {
@@ -323,10 +327,10 @@ OpCost OpCostModel::on_MatMul(const OpGraph& g, int op) {
   // the CUDA cores, whichever is faster.
   const double elem = static_cast<double>(dtype_bytes(activation_dtype(g.precision)));
   if (tensor_ok && has_tensor && !gemm_leading_dims_aligned(a, elem, r_.gemm_dims_padded_to)) {
-    OpCost t = best_from(true);
-    t.compute_s /= 1.0 / elements_per_vector(elem);
-    OpCost c = best_from(false);
-    if (t.time_s() < c.time_s()) c = t;
+    OpCost narrow = best_from(true);
+    narrow.compute_s *= elements_per_vector(elem);
+    const OpCost cuda_cores = best_from(false);
+    OpCost c = narrow.time_s() <= cuda_cores.time_s() ? narrow : cuda_cores;
     c.unaligned = true;
     return c;
   }

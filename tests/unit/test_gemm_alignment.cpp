@@ -73,17 +73,25 @@ TEST_CASE("alignment: every leading dimension a multiple of 16 bytes, after the 
 }
 
 TEST_CASE("alignment: the faster of the narrow-load tensor-core rate and the CUDA cores", "[kernel_model][alignment]") {
-  Rates r;
-  r.tensor_flops_s = 400e12, r.gemm_flops_s = 20e12;
-  CHECK(unaligned_math_scale(r, 2) == Approx(1.0 / 8));   // 50 TFLOP/s > 20 on the CUDA cores
-  CHECK(unaligned_math_scale(r, 4) == Approx(1.0 / 4));   // TF32: 100 TFLOP/s
-  CHECK(unaligned_math_scale(r, 1) == Approx(1.0 / 16));  // fp8: 25 TFLOP/s
-  // A Turing-like card: 27.5 TFLOP/s tensor cores / 8 = 3.4 < 11.7 on the CUDA cores (the
-  // cuBLAS 10 rule: no tensor cores unless the dimensions are multiples of 8).
-  r.tensor_flops_s = 27.5e12, r.gemm_flops_s = 11.7e12;
-  CHECK(unaligned_math_scale(r, 2) == Approx(11.7 / 27.5));
-  r.tensor_flops_s = 0;
-  CHECK(unaligned_math_scale(r, 2) == 1.0);
+  OpGraph g;
+  const int mm = dense_matmul(g, 1001);
+  REQUIRE(mm >= 0);
+  const double flops = 2.0 * 4096 * 1001 * 768;
+  // 400 TFLOP/s tensor cores / 8 = 50 > 20 on the CUDA cores: the narrowed tensor-core kernel.
+  const OpCost fast_tensor = OpCostModel(rates(0)).visit(g, mm);
+  CHECK(fast_tensor.unaligned);
+  CHECK(fast_tensor.math_s * 50e12 * fast_tensor.wave_efficiency == Approx(flops));
+  // A Turing-like card: 27.5 TFLOP/s tensor cores / 8 = 3.4 < 11.7 on the CUDA cores, which win
+  // (cuBLAS 10's rule: no tensor cores unless the dimensions are multiples of 8).
+  Rates turing = rates(0);
+  turing.tensor_flops_s = 27.5e12, turing.gemm_flops_s = 11.7e12;
+  const OpCost cuda_cores = OpCostModel(turing).visit(g, mm);
+  CHECK(cuda_cores.unaligned);
+  CHECK(cuda_cores.math_s * 11.7e12 * cuda_cores.wave_efficiency == Approx(flops));
+  // Slower than the aligned kernel the padded dimension gets.
+  Rates turing_padded = turing;
+  turing_padded.gemm_dims_padded_to = 8;
+  CHECK(cuda_cores.time_s() > OpCostModel(turing_padded).visit(g, mm).time_s());
 }
 
 TEST_CASE("alignment: an odd output width prices the dense layer's math 8x, unless the stack pads it", "[kernel_model][alignment]") {
