@@ -23,6 +23,7 @@
 #include "common/config_paths.hpp"
 #include "common/csv.hpp"
 #include "common/error.hpp"
+#include "devices/analytical/gemm_alignment.hpp"
 #include "devices/analytical/gpu_kernel_model.hpp"
 #include "devices/analytical/rates.hpp"
 
@@ -140,7 +141,21 @@ int main(int argc, char** argv) {
       kr.math_flops_s = tensor ? rates.tensor_flops_s : rates.gemm_flops_s;
       kr.dram_bytes_s = rates.memory_bytes_s;
       s.in_bytes = s.out_bytes = (p == Precision::fp32 || p == Precision::tf32) ? 4 : 2;
-      const KernelTime t = gemm_kernel_time(s, kr);
+      // GEMM rows may say which operands were read transposed (optional columns trans_a,
+      // trans_b: 1 = yes); a leading dimension off 16 bytes narrows the tensor-core loads or
+      // sends the GEMM to the CUDA cores, whichever is faster (gemm_alignment.hpp).
+      double slowdown = 1;
+      if (row.kind == "gemm" && tensor) {
+        OpAttrs a;
+        a.m = static_cast<int64_t>(row.m), a.n = static_cast<int64_t>(row.n), a.k = static_cast<int64_t>(row.k);
+        a.trans_a = col.count("trans_a") && f[col["trans_a"]] == "1";
+        a.trans_b = col.count("trans_b") && f[col["trans_b"]] == "1";
+        const double access = gemm_access_bytes(a, s.in_bytes, 0);
+        if (access < kAlignedAccessBytes)
+          slowdown = std::min(kAlignedAccessBytes / access, rates.tensor_flops_s / rates.gemm_flops_s);
+      }
+      KernelTime t = gemm_kernel_time(s, kr);
+      t.math_s *= slowdown;
       const double pred = t.time_s() + rates.op_overhead_s;
       const double err = 100.0 * (pred - row.time_s) / row.time_s;
       const std::string key = row.kind + " " + row.cls + " " + row.dtype;

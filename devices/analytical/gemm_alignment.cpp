@@ -6,27 +6,29 @@
 namespace xpusim::analytical {
 
 namespace {
-constexpr double kVectorBytes = 16;  // one LDG.128 / cp.async.16 / TMA element stride
-
 int64_t padded(int64_t dim, int padded_to) {
   if (padded_to <= 1) return dim;
   return (dim + padded_to - 1) / padded_to * padded_to;
 }
+
+// The widest access cuBLAS has kernels for that a leading dimension of `ld_bytes` allows.
+double access_for(double ld_bytes, double element_bytes) {
+  const auto b = static_cast<int64_t>(ld_bytes);
+  if (b % static_cast<int64_t>(kAlignedAccessBytes) == 0) return kAlignedAccessBytes;
+  if (element_bytes < 4 && b % 4 == 0) return 4;  // the `_align2` 16-bit, `_align4` fp8 kernels
+  return element_bytes;
+}
 }  // namespace
 
-double elements_per_vector(double element_bytes) {
-  return element_bytes > 0 ? std::max(1.0, kVectorBytes / element_bytes) : 1.0;
-}
-
-bool gemm_leading_dims_aligned(const OpAttrs& a, double element_bytes, int padded_to) {
-  const auto per = static_cast<int64_t>(elements_per_vector(element_bytes));
-  if (per <= 1) return true;
+double gemm_access_bytes(const OpAttrs& a, double element_bytes, int padded_to) {
+  if (element_bytes <= 0 || element_bytes >= kAlignedAccessBytes) return kAlignedAccessBytes;
   const int64_t lda = a.trans_a ? a.m : a.k;  // A stored [k, m] when transposed
   const int64_t ldb = a.trans_b ? a.k : a.n;  // B stored [n, k] when transposed
   const int64_t ldc = a.n;
+  double access = kAlignedAccessBytes;
   for (int64_t ld : {lda, ldb, ldc})
-    if (padded(ld, padded_to) % per != 0) return false;
-  return true;
+    access = std::min(access, access_for(static_cast<double>(padded(ld, padded_to)) * element_bytes, element_bytes));
+  return access;
 }
 
 }  // namespace xpusim::analytical

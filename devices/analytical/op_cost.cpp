@@ -269,13 +269,14 @@ OpCost OpCostModel::on_MatMul(const OpGraph& g, int op) {
     s.m = static_cast<double>(a.m), s.n = static_cast<double>(a.n), s.k = static_cast<double>(a.k);
     s.batch = static_cast<double>(std::max<int64_t>(1, a.batches));
     const bool tensor_ok = a.k >= 8 && a.n >= 8 && a.m >= 8 && r_.matmul_tensor_cores;
-    // An odd leading dimension (an LM head over a 50,257-token vocabulary) breaks the
-    // tensor-core kernels' 16-byte operand vectors (gemm_alignment.hpp).
+    // A leading dimension that is not a multiple of 16 bytes (an LM head over a 50,257-token
+    // vocabulary) narrows the tensor-core kernels' operand loads (gemm_alignment.hpp).
     const double elem = static_cast<double>(dtype_bytes(activation_dtype(g.precision)));
     OpCost c = kernel_gemms(g, {s}, tensor_ok, 1);
-    if (tensor_ok && r_.tensor_flops_s > 0 && !gemm_leading_dims_aligned(a, elem, r_.gemm_dims_padded_to)) {
-      // The faster of the tensor-core kernel with one-element loads and the CUDA cores.
-      const OpCost narrow = kernel_gemms(g, {s}, true, 1, 1.0 / elements_per_vector(elem));
+    const double access = gemm_access_bytes(a, elem, r_.gemm_dims_padded_to);
+    if (tensor_ok && r_.tensor_flops_s > 0 && access < kAlignedAccessBytes) {
+      // The faster of the tensor-core kernel with narrowed loads and the CUDA cores.
+      const OpCost narrow = kernel_gemms(g, {s}, true, 1, access / kAlignedAccessBytes);
       const OpCost cuda_cores = kernel_gemms(g, {s}, false, 1);
       c = narrow.time_s() <= cuda_cores.time_s() ? narrow : cuda_cores;
       c.unaligned = true;
@@ -326,9 +327,10 @@ OpCost OpCostModel::on_MatMul(const OpGraph& g, int op) {
   // Unaligned operands (gemm_alignment.hpp): the tensor-core kernel with one-element loads, or
   // the CUDA cores, whichever is faster.
   const double elem = static_cast<double>(dtype_bytes(activation_dtype(g.precision)));
-  if (tensor_ok && has_tensor && !gemm_leading_dims_aligned(a, elem, r_.gemm_dims_padded_to)) {
+  const double access = gemm_access_bytes(a, elem, r_.gemm_dims_padded_to);
+  if (tensor_ok && has_tensor && access < kAlignedAccessBytes) {
     OpCost narrow = best_from(true);
-    narrow.compute_s *= elements_per_vector(elem);
+    narrow.compute_s *= kAlignedAccessBytes / access;
     const OpCost cuda_cores = best_from(false);
     OpCost c = narrow.time_s() <= cuda_cores.time_s() ? narrow : cuda_cores;
     c.unaligned = true;

@@ -50,26 +50,32 @@ int dense_matmul(OpGraph& g, int64_t units) {
 }
 }  // namespace
 
-TEST_CASE("alignment: every leading dimension a multiple of 16 bytes, after the stack's padding", "[kernel_model][alignment]") {
-  CHECK(elements_per_vector(2) == 8);   // fp16 / bf16
-  CHECK(elements_per_vector(4) == 4);   // TF32 (fp32 storage)
-  CHECK(elements_per_vector(1) == 16);  // fp8
+TEST_CASE("alignment: the widest access every leading dimension allows, after the stack's padding", "[kernel_model][alignment]") {
   // GPT-2's LM head, forward: x[M, 768] (ld 768) x W^T (W [50257, 768], ld 768) -> C [M, 50257]:
-  // the output's leading dimension is odd.
-  CHECK_FALSE(gemm_leading_dims_aligned(gemm(8192, 50257, 768, false, true), 2, 0));
+  // the output's leading dimension is odd, so 16-bit loads go one element (2 bytes) at a time.
+  CHECK(gemm_access_bytes(gemm(8192, 50257, 768, false, true), 2, 0) == 2);
   // Data gradient dX[M, 768] = dY[M, 50257] (ld 50257) x W; weight gradient dW = dY^T x X,
   // dY read transposed: A stored [K, M] = [tokens, 50257], ld = m = 50257.
-  CHECK_FALSE(gemm_leading_dims_aligned(gemm(8192, 768, 50257, false, false), 2, 0));
-  CHECK_FALSE(gemm_leading_dims_aligned(gemm(50257, 768, 8192, true, false), 2, 0));
+  CHECK(gemm_access_bytes(gemm(8192, 768, 50257, false, false), 2, 0) == 2);
+  CHECK(gemm_access_bytes(gemm(50257, 768, 8192, true, false), 2, 0) == 2);
+  // BERT's 30,522 tokens: 61,044 bytes per row, a multiple of 4 and not of 16: 4-byte accesses
+  // (cuBLAS's `_align2` 16-bit kernels); so is 30,524 (a multiple of 8 bytes, no kernel for it).
+  CHECK(gemm_access_bytes(gemm(8192, 30522, 1024, false, true), 2, 0) == 4);
+  CHECK(gemm_access_bytes(gemm(8192, 30524, 1024, false, true), 2, 0) == 4);
+  CHECK(gemm_access_bytes(gemm(8192, 30528, 1024, false, true), 2, 0) == 16);
   // Padded to a multiple of 8 (NVIDIA's BERT and GNMT), 128 (Megatron-LM): aligned.
-  CHECK(gemm_leading_dims_aligned(gemm(8192, 50257, 768, false, true), 2, 8));
-  CHECK(gemm_leading_dims_aligned(gemm(50257, 768, 8192, true, false), 2, 128));
+  CHECK(gemm_access_bytes(gemm(8192, 50257, 768, false, true), 2, 8) == 16);
+  CHECK(gemm_access_bytes(gemm(50257, 768, 8192, true, false), 2, 128) == 16);
   // The token count is never a leading dimension of a dense layer's GEMMs: an odd one is fine.
-  CHECK(gemm_leading_dims_aligned(gemm(8191, 3072, 768, false, false), 2, 0));
-  CHECK(gemm_leading_dims_aligned(gemm(768, 3072, 8191, true, false), 2, 0));
-  // 16-byte vectors hold 4 TF32 elements: 50,260 is aligned there and not for 16-bit data.
-  CHECK(gemm_leading_dims_aligned(gemm(8192, 50260, 768, false, true), 4, 0));
-  CHECK_FALSE(gemm_leading_dims_aligned(gemm(8192, 50260, 768, false, true), 2, 0));
+  CHECK(gemm_access_bytes(gemm(8191, 3072, 768, false, false), 2, 0) == 16);
+  CHECK(gemm_access_bytes(gemm(768, 3072, 8191, true, false), 2, 0) == 16);
+  // TF32 (fp32 storage): 16-byte vectors hold 4 elements; below that one 4-byte element per access.
+  CHECK(gemm_access_bytes(gemm(8192, 50260, 768, false, true), 4, 0) == 16);
+  CHECK(gemm_access_bytes(gemm(8192, 50258, 768, false, true), 4, 0) == 4);
+  CHECK(gemm_access_bytes(gemm(8192, 50257, 768, false, true), 4, 0) == 4);
+  // fp8: 16 elements per vector, 4-byte accesses for a multiple of 4, else single bytes.
+  CHECK(gemm_access_bytes(gemm(8192, 50260, 768, false, true), 1, 0) == 4);
+  CHECK(gemm_access_bytes(gemm(8192, 50257, 768, false, true), 1, 0) == 1);
 }
 
 TEST_CASE("alignment: the faster of the narrow-load tensor-core rate and the CUDA cores", "[kernel_model][alignment]") {
@@ -77,7 +83,8 @@ TEST_CASE("alignment: the faster of the narrow-load tensor-core rate and the CUD
   const int mm = dense_matmul(g, 1001);
   REQUIRE(mm >= 0);
   const double flops = 2.0 * 4096 * 1001 * 768;
-  // 400 TFLOP/s tensor cores / 8 = 50 > 20 on the CUDA cores: the narrowed tensor-core kernel.
+  // 1001 columns of 2 bytes: one-element loads, 2/16 of the rate. 400 TFLOP/s tensor cores / 8
+  // = 50 > 20 on the CUDA cores: the narrowed tensor-core kernel.
   const OpCost fast_tensor = OpCostModel(rates(0)).visit(g, mm);
   CHECK(fast_tensor.unaligned);
   CHECK(fast_tensor.math_s * 50e12 * fast_tensor.wave_efficiency == Approx(flops));
@@ -94,7 +101,7 @@ TEST_CASE("alignment: the faster of the narrow-load tensor-core rate and the CUD
   CHECK(cuda_cores.time_s() > OpCostModel(turing_padded).visit(g, mm).time_s());
 }
 
-TEST_CASE("alignment: an odd output width prices the dense layer's math 8x, unless the stack pads it", "[kernel_model][alignment]") {
+TEST_CASE("alignment: an odd output width prices the dense layer's math 8x, an even one 4x, unless the stack pads it", "[kernel_model][alignment]") {
   OpGraph odd, even;
   const int mo = dense_matmul(odd, 1001), me = dense_matmul(even, 1008);
   REQUIRE(mo >= 0);
@@ -110,6 +117,12 @@ TEST_CASE("alignment: an odd output width prices the dense layer's math 8x, unle
   CHECK(c_odd.math_s == Approx(8 * c_pad.math_s));
   // The useful FLOPs over the paid share of the tiles at the narrowed rate: 2 x 4096 x 1001 x 768.
   CHECK(c_odd.math_s * 50e12 * c_odd.wave_efficiency == Approx(2.0 * 4096 * 1001 * 768));
+  // 1002 columns (2,004 bytes, a multiple of 4): 4-byte loads, a quarter of the rate.
+  OpGraph even2;
+  const int m2 = dense_matmul(even2, 1002);
+  const OpCost c_even2 = OpCostModel(rates(0)).visit(even2, m2);
+  CHECK(c_even2.unaligned);
+  CHECK(c_even2.math_s * 100e12 * c_even2.wave_efficiency == Approx(2.0 * 4096 * 1002 * 768));
   // fp32 on the CUDA cores has no 16-byte tensor-core kernels to lose.
   OpGraph f32;
   ModelBuilder b(f32, 4096, Precision::fp32);
