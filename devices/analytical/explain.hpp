@@ -19,7 +19,7 @@ struct OpExplain {
   double memory_s = 0;      // operand and output traffic (L2/DRAM) or streamed bytes
   double launch_s = 0;      // launches and dispatch
   double tile_m = 0, tile_n = 0, waves = 0, wave_efficiency = 0;  // kernel model, GEMM-like ops
-  bool unaligned = false;   // kernel model: a tensor-core GEMM on unaligned kernels (gemm_alignment.hpp)
+  bool unaligned = false;   // GPUs: a tensor-core GEMM on unaligned kernels (gemm_alignment.hpp)
 };
 
 // Every op of the graph that costs device time (communication excluded), in schedule order.

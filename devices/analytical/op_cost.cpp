@@ -264,22 +264,25 @@ OpCost OpCostModel::on_Conv2DBackwardFilter(const OpGraph& g, int op) { return c
 OpCost OpCostModel::on_MatMul(const OpGraph& g, int op) {
   const OpAttrs& a = g.op(op).attrs;
   const bool has_tensor = r_.tensor_flops_s > 0 && r_.matmul_tensor_cores;
+  // A leading dimension that is not a multiple of 16 bytes (an LM head over a 50,257-token
+  // vocabulary) narrows the tensor-core kernels' operand loads (gemm_alignment.hpp).
+  const double access =
+      gemm_access_bytes(a, static_cast<double>(dtype_bytes(activation_dtype(g.precision))), r_.gemm_dims_padded_to);
+  const bool narrowed = access < kAlignedAccessBytes;
   if (r_.kernel_model) {
     GemmShape s;
     s.m = static_cast<double>(a.m), s.n = static_cast<double>(a.n), s.k = static_cast<double>(a.k);
     s.batch = static_cast<double>(std::max<int64_t>(1, a.batches));
     const bool tensor_ok = a.k >= 8 && a.n >= 8 && a.m >= 8 && r_.matmul_tensor_cores;
-    // A leading dimension that is not a multiple of 16 bytes (an LM head over a 50,257-token
-    // vocabulary) narrows the tensor-core kernels' operand loads (gemm_alignment.hpp).
-    const double elem = static_cast<double>(dtype_bytes(activation_dtype(g.precision)));
-    OpCost c = kernel_gemms(g, {s}, tensor_ok, 1);
-    const double access = gemm_access_bytes(a, elem, r_.gemm_dims_padded_to);
-    if (tensor_ok && r_.tensor_flops_s > 0 && access < kAlignedAccessBytes) {
+    OpCost c;
+    if (tensor_ok && r_.tensor_flops_s > 0 && narrowed) {
       // The faster of the tensor-core kernel with narrowed loads and the CUDA cores.
       const OpCost narrow = kernel_gemms(g, {s}, true, 1, access / kAlignedAccessBytes);
       const OpCost cuda_cores = kernel_gemms(g, {s}, false, 1);
       c = narrow.time_s() <= cuda_cores.time_s() ? narrow : cuda_cores;
       c.unaligned = true;
+    } else {
+      c = kernel_gemms(g, {s}, tensor_ok, 1);
     }
     // A dimension under the tensor cores' 8-wide fragment: cuBLAS pads it to 8 when that is
     // faster, so the time never falls as the batch grows past 8 (issue 34's invariant).
@@ -324,11 +327,8 @@ OpCost OpCostModel::on_MatMul(const OpGraph& g, int op) {
         if (OpCost o = at(mm, tensor); o.time_s() < c.time_s()) c = o;
     return c;
   };
-  // Unaligned operands (gemm_alignment.hpp): the tensor-core kernel with one-element loads, or
-  // the CUDA cores, whichever is faster.
-  const double elem = static_cast<double>(dtype_bytes(activation_dtype(g.precision)));
-  const double access = gemm_access_bytes(a, elem, r_.gemm_dims_padded_to);
-  if (tensor_ok && has_tensor && access < kAlignedAccessBytes) {
+  // Narrowed operand loads: the tensor-core price at their rate, or the CUDA cores, whichever is faster.
+  if (tensor_ok && has_tensor && narrowed) {
     OpCost narrow = best_from(true);
     narrow.compute_s *= kAlignedAccessBytes / access;
     const OpCost cuda_cores = best_from(false);
