@@ -196,3 +196,32 @@ TEST_CASE("alignment: GPT-2 steps measured on an H200 (held out)", "[kernel_mode
   CHECK(zoo == 5);
   CHECK(hf == 3);
 }
+
+// The same file's BERT-base rows (batch 16-128, sequence 128; no odd dimension on the tensor
+// cores): missed, reported. The kernels fill 30-48 % of the step at batch 16-64 (the host's
+// dispatch, ~43 us per kernel on that machine, bounds it) and 77 % at 128, while the model
+// charges 17 us per kernel in series: +64 % .. +67 % fast at 16-64, +22 % at 128.
+TEST_CASE("alignment: BERT-base steps measured on an H200 are host-bound, and missed (held out)", "[kernel_model][alignment][validation]") {
+  std::vector<validation::ReferenceRow> rows;
+  for (const auto& r : validation::read_reference_csv(std::string(XPUSIM_MEASURED_DIR) + "/h200-scaling-2026-11-28.csv"))
+    if (r.model == "bert_base") rows.push_back(r);
+  REQUIRE(rows.size() == 4);
+  const auto v = validation::validate_rows(rows, {});
+  REQUIRE(v.rows_used == 4);
+  PredictRequest p = fixtures::predict_request("h200", 1, "bert_base", 16, "mixed_bf16", "");
+  p.data = DataSource::synthetic;
+  p.placement.framework = "pytorch-2.x";
+  CHECK_FALSE(predict(p).extra.contains("unaligned_gemm_s"));  // the 2-class head is off the tensor cores
+  for (const auto& r : v.rows) {
+    REQUIRE(r.error_pct.has_value());
+    const int batch = r.row.batch_per_device.value_or(0);
+    INFO("batch " << batch << ": " << *r.error_pct << " %");
+    if (batch <= 64) {
+      CHECK(*r.error_pct > 50);
+      CHECK(*r.error_pct < 80);
+    } else {
+      CHECK(*r.error_pct > 10);
+      CHECK(*r.error_pct < 35);
+    }
+  }
+}
