@@ -48,6 +48,25 @@ int dense_matmul(OpGraph& g, int64_t units) {
     if (g.op(i).kind == OpKind::MatMul) return i;
   return -1;
 }
+// One synthetic-data training step of a zoo model on one GPU under a framework profile.
+StepReport step(const std::string& device, const std::string& model, int batch, const std::string& precision,
+                const std::string& framework) {
+  PredictRequest r = fixtures::predict_request(device, 1, model, batch, precision, "");
+  r.data = DataSource::synthetic;
+  r.placement.framework = framework;
+  return predict(r);
+}
+
+// The rows of one model in the H200 batch-scaling file (held out), validated; `expected` of them.
+validation::ValidationResult scaling_rows(const std::string& model, size_t expected) {
+  std::vector<validation::ReferenceRow> rows;
+  for (const auto& r : validation::read_reference_csv(std::string(XPUSIM_MEASURED_DIR) + "/h200-scaling-2026-11-28.csv"))
+    if (r.model == model) rows.push_back(r);
+  REQUIRE(rows.size() == expected);
+  auto v = validation::validate_rows(rows, {});
+  REQUIRE(v.rows_used == static_cast<int>(expected));
+  return v;
+}
 }  // namespace
 
 TEST_CASE("alignment: the widest access every leading dimension allows, after the stack's padding", "[kernel_model][alignment]") {
@@ -135,14 +154,8 @@ TEST_CASE("alignment: an odd output width prices the dense layer's math 8x, an e
 }
 
 TEST_CASE("alignment: GPT-2's 50,257-token LM head under plain PyTorch, not under Megatron-LM's padding", "[kernel_model][alignment]") {
-  auto run = [](const std::string& framework) {
-    PredictRequest r = fixtures::predict_request("h200", 1, "gpt2", 8, "mixed_bf16", "");
-    r.data = DataSource::synthetic;
-    r.placement.framework = framework;
-    return predict(r);
-  };
-  const StepReport plain = run("pytorch-2.x");
-  const StepReport megatron = run("megatron-lm");
+  const StepReport plain = step("h200", "gpt2", 8, "mixed_bf16", "pytorch-2.x");
+  const StepReport megatron = step("h200", "gpt2", 8, "mixed_bf16", "megatron-lm");
   REQUIRE(plain.extra.contains("unaligned_gemm_s"));
   CHECK_FALSE(megatron.extra.contains("unaligned_gemm_s"));
   const double unaligned_s = plain.extra_number("unaligned_gemm_s").value_or(0);
@@ -151,12 +164,8 @@ TEST_CASE("alignment: GPT-2's 50,257-token LM head under plain PyTorch, not unde
   CHECK(unaligned_s > 0.01);
   CHECK(unaligned_s < plain.step_time_s);
   // The roofline GPUs (Volta here) take the same rule.
-  PredictRequest v = fixtures::predict_request("v100_sxm2_16gb", 1, "gpt2", 8, "mixed_fp16", "");
-  v.data = DataSource::synthetic;
-  v.placement.framework = "pytorch-2.x";
-  const StepReport volta = predict(v);
-  v.placement.framework = "megatron-lm";
-  const StepReport volta_padded = predict(v);
+  const StepReport volta = step("v100_sxm2_16gb", "gpt2", 8, "mixed_fp16", "pytorch-2.x");
+  const StepReport volta_padded = step("v100_sxm2_16gb", "gpt2", 8, "mixed_fp16", "megatron-lm");
   CHECK(volta.extra_number("unaligned_gemm_s").value_or(0) > 0.01);
   CHECK_FALSE(volta_padded.extra.contains("unaligned_gemm_s"));
 }
@@ -168,12 +177,7 @@ TEST_CASE("alignment: GPT-2's 50,257-token LM head under plain PyTorch, not unde
 // is within -13 % .. +21 % and Hugging Face's +22 % .. +51 % (its eager gelu_new and the fp32
 // loss are not modelled). Pinned so a change that moves them shows.
 TEST_CASE("alignment: GPT-2 steps measured on an H200 (held out)", "[kernel_model][alignment][validation]") {
-  std::vector<validation::ReferenceRow> rows;
-  for (const auto& r : validation::read_reference_csv(std::string(XPUSIM_MEASURED_DIR) + "/h200-scaling-2026-11-28.csv"))
-    if (r.model == "gpt2") rows.push_back(r);
-  REQUIRE(rows.size() == 8);
-  const auto v = validation::validate_rows(rows, {});
-  REQUIRE(v.rows_used == 8);
+  const auto v = scaling_rows("gpt2", 8);
   int zoo = 0, hf = 0;
   for (const auto& r : v.rows) {
     REQUIRE(r.error_pct.has_value());
@@ -202,16 +206,9 @@ TEST_CASE("alignment: GPT-2 steps measured on an H200 (held out)", "[kernel_mode
 // dispatch, ~43 us per kernel on that machine, bounds it) and 77 % at 128, while the model
 // charges 17 us per kernel in series: +64 % .. +67 % fast at 16-64, +22 % at 128.
 TEST_CASE("alignment: BERT-base steps measured on an H200 are host-bound, and missed (held out)", "[kernel_model][alignment][validation]") {
-  std::vector<validation::ReferenceRow> rows;
-  for (const auto& r : validation::read_reference_csv(std::string(XPUSIM_MEASURED_DIR) + "/h200-scaling-2026-11-28.csv"))
-    if (r.model == "bert_base") rows.push_back(r);
-  REQUIRE(rows.size() == 4);
-  const auto v = validation::validate_rows(rows, {});
-  REQUIRE(v.rows_used == 4);
-  PredictRequest p = fixtures::predict_request("h200", 1, "bert_base", 16, "mixed_bf16", "");
-  p.data = DataSource::synthetic;
-  p.placement.framework = "pytorch-2.x";
-  CHECK_FALSE(predict(p).extra.contains("unaligned_gemm_s"));  // the 2-class head is off the tensor cores
+  const auto v = scaling_rows("bert_base", 4);
+  // The 2-class head is off the tensor cores: no unaligned GEMM.
+  CHECK_FALSE(step("h200", "bert_base", 16, "mixed_bf16", "pytorch-2.x").extra.contains("unaligned_gemm_s"));
   for (const auto& r : v.rows) {
     REQUIRE(r.error_pct.has_value());
     const int batch = r.row.batch_per_device.value_or(0);
