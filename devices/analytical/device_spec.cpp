@@ -158,7 +158,7 @@ template <class Num>
 void read_architecture(SpecReader& r, DeviceSpec& d, Num& num) {
   d.architecture = r.text("architecture", std::nullopt,
                           "GPU microarchitecture (configs/architectures/NAME.yaml: kepler, pascal, volta, turing, "
-                          "ampere_ga100, ampere_ga10x, ada, hopper)");
+                          "ampere_ga100, ampere_ga10x, ada, hopper, blackwell)");
   const std::vector<std::string> known = arch_names();
   if (std::find(known.begin(), known.end(), d.architecture) == known.end()) {
     std::string list;

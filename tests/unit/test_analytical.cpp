@@ -178,7 +178,8 @@ TEST_CASE("bad placements are UserErrors naming the flag", "[analytical][errors]
 
 TEST_CASE("every device YAML loads and its calibrate keys are real numeric fields", "[analytical][spec]") {
   for (const char* d : {"k80", "p100_sxm2", "v100_sxm2_16gb", "v100_sxm2_32gb", "titan_v", "titan_rtx", "rtx_2080ti",
-                        "gtx_1080ti", "a100_sxm4_40gb", "h100_sxm5", "h200", "gce_skylake_vcpu", "host"}) {
+                        "gtx_1080ti", "a100_sxm4_40gb", "h100_sxm5", "h200", "b200", "gb200", "gce_skylake_vcpu",
+                        "host"}) {
     DeviceSpec s = load_device_spec(d);
     CHECK(s.name == d);
     CHECK(!s.calibrate.empty());

@@ -34,7 +34,8 @@ const std::map<std::string, std::string>& new_devices() {
       {"v100_sxm3_32gb", "v100_sxm2_16gb"}, {"rtx_3090", "a100_sxm4_40gb"},
       {"rtx_4090", "a100_sxm4_40gb"},       {"rtx_a6000", "a100_sxm4_40gb"},
       {"rtx_6000_ada", "a100_sxm4_40gb"},   {"a10", "a100_sxm4_40gb"},
-      {"quadro_rtx_8000", "titan_rtx"},
+      {"quadro_rtx_8000", "titan_rtx"},     {"b200", "v100_sxm2_16gb"},
+      {"gb200", "v100_sxm2_16gb"},
   };
   return m;
 }
@@ -247,6 +248,8 @@ TEST_CASE("every new device on every system that holds it predicts ResNet-50 in 
   int checked = 0;
   std::vector<std::string> systems = kNewSystems;
   systems.push_back("dgx_a100");
+  systems.push_back("dgx_b200");
+  systems.push_back("gb200_nvl72");
   for (const auto& sys_name : systems) {
     const SystemSpec s = find_system(sys_name);
     const bool new_system = std::find(kNewSystems.begin(), kNewSystems.end(), sys_name) != kNewSystems.end();
@@ -275,8 +278,9 @@ TEST_CASE("every new device on every system that holds it predicts ResNet-50 in 
     }
   }
   // server_pcie 17 cards, server_pcie_nvlink 9, server_sxm 5, and two new devices on their
-  // DGX/desktop systems (issue 29 seated every PCIe card in the PCIe servers).
-  CHECK(checked == 2 * 2 * (17 + 9 + 5 + 1 + 1));
+  // DGX/desktop systems (issue 29 seated every PCIe card in the PCIe servers), B200 on DGX B200,
+  // GB200 on its NVL72 rack.
+  CHECK(checked == 2 * 2 * (17 + 9 + 5 + 1 + 1 + 1 + 1));
 }
 
 TEST_CASE("rented devices order the way their datasheets say", "[devices]") {
@@ -294,6 +298,20 @@ TEST_CASE("rented devices order the way their datasheets say", "[devices]") {
             run("rtx_3090", "server_pcie", 1, "resnet50", 64, p).throughput_samples_per_s);
       CHECK(run("a100_pcie_40gb", "server_pcie", 1, "resnet50", 64, p).throughput_samples_per_s >
             run("a10", "server_pcie", 1, "resnet50", 64, p).throughput_samples_per_s);
+    }
+  }
+  SECTION("B200 is faster than H100 SXM5, GB200 (1,200 W, higher clock) than B200") {
+    // Ratios bounded by the datasheets: a step cannot speed up by more than the larger of the
+    // tensor (2,250 / 989.4 = 2.27x) and DRAM (8 / 3.35 = 2.39x) ratios.
+    for (const std::string p : {"tf32", "mixed_bf16"}) {
+      INFO(p);
+      const double h100 = run("h100_sxm5", "dgx_h100", 1, "resnet50", 256, p).throughput_samples_per_s;
+      const double b200 = run("b200", "dgx_b200", 1, "resnet50", 256, p).throughput_samples_per_s;
+      const double gb200 = run("gb200", "gb200_nvl72", 1, "resnet50", 256, p).throughput_samples_per_s;
+      CHECK(b200 > h100);
+      CHECK(b200 < 2.39 * h100);
+      CHECK(gb200 > b200);
+      CHECK(gb200 < 2500.0 / 2250.0 * b200 + 1e-9);  // same memory, 11 % more clock
     }
   }
   SECTION("A100 80 GB fits a batch that A100 40 GB does not") {

@@ -55,6 +55,7 @@ TEST_CASE("one tile more than the concurrent CTAs costs a second wave, on every 
       {"ampere_ga10x", 82, 71e12, 2},    // RTX 3090: 100 KiB / 48 KiB = 2
       {"ada", 128, 165.2e12, 2},         // RTX 4090: 100 KiB / 48 KiB = 2
       {"hopper", 132, 989.4e12, 2},      // H100 SXM5: 228 KiB / 48 KiB = 4, registers 2
+      {"blackwell", 148, 2250e12, 2},    // B200: 228 KiB / 48 KiB = 4, registers 2
   };
   for (const auto& c : cases) {
     INFO(c.arch);
@@ -194,6 +195,35 @@ TEST_CASE("Hopper: fp8 tensor cores run twice the bf16 rate; architectures befor
   for (const char* a : {"kepler", "pascal", "volta", "turing", "ampere_ga100", "ampere_ga10x"})
     CHECK_FALSE(load_arch_spec(a).has(MathDtype::tensor_fp8));
   CHECK(load_arch_spec("ada").has(MathDtype::tensor_fp8));
+}
+
+TEST_CASE("Blackwell: twice Hopper's tensor rate per SM; B200 and GB200 state it at their clocks", "[kernel_model]") {
+  const ArchSpec h = load_arch_spec("hopper"), b = load_arch_spec("blackwell");
+  for (MathDtype m : {MathDtype::tensor_fp16, MathDtype::tensor_bf16, MathDtype::tensor_tf32, MathDtype::tensor_fp8})
+    CHECK(b.flops_per_clk_sm(m) == 2 * h.flops_per_clk_sm(m));
+  CHECK(b.flops_per_clk_sm(MathDtype::fp32) == h.flops_per_clk_sm(MathDtype::fp32));
+  // No Blackwell rows to fit on: Hopper's constants carried over, not invented.
+  CHECK(b.tensor_efficiency == h.tensor_efficiency);
+  CHECK(b.memory_efficiency == h.memory_efficiency);
+  CHECK(b.launch_us == h.launch_us);
+  // The datasheets' dense rates = 148 SMs x 8192 FLOP/clk x the stated clock (B200 on HGX at
+  // 1,000 W: 2,250 TFLOP/s; GB200 at 1,200 W: 2,500), fp8 twice that.
+  for (const char* name : {"b200", "gb200"}) {
+    INFO(name);
+    const DeviceSpec d = load_device_spec(name);
+    CHECK(d.sm_count == 148);
+    CHECK(d.tensor_bf16_tflops * 1e12 == Approx(148 * 8192 * d.boost_clock_mhz * 1e6).epsilon(0.001));
+    CHECK(d.tensor_fp8_tflops == Approx(2 * d.tensor_bf16_tflops));
+    CHECK(d.tensor_tf32_tflops == Approx(d.tensor_bf16_tflops / 2));
+  }
+  // One full wave of 128x128 tiles on a B200 takes Hopper's tile time x (H100's per-SM rate /
+  // B200's): 989.4 / 132 against 2,250 / 148 TFLOP/s per SM.
+  const GpuKernelRates rh = rates_for(h, 132, 989.4e12), rb = rates_for(b, 148, 2250e12);
+  const KernelTime th = gemm_kernel_time_tile({128.0 * 132 * 2, 128, 4096, 1, 2, 2}, rh, 128, 128);
+  const KernelTime tb = gemm_kernel_time_tile({128.0 * 148 * 2, 128, 4096, 1, 2, 2}, rb, 128, 128);
+  REQUIRE(th.waves == 1);
+  REQUIRE(tb.waves == 1);
+  CHECK(tb.math_s / th.math_s == Approx((989.4 / 132) / (2250.0 / 148)).epsilon(1e-9));
 }
 
 TEST_CASE("the heuristic's tile: a small GEMM takes a small tile, a large one a large tile", "[kernel_model]") {

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "common/error.hpp"
+#include "devices/analytical/device_spec.hpp"
 #include "parallel/cluster.hpp"
 #include "parallel/llm_memory.hpp"
 #include "parallel/llm_search.hpp"
@@ -248,6 +249,25 @@ TEST_CASE("cluster YAMLs: per-GPU NIC share and NVLink rate", "[llm][cluster]") 
   CHECK(std::find(a.devices.begin(), a.devices.end(), "a100_sxm4_40gb") != a.devices.end());
   CHECK(std::find(a.devices.begin(), a.devices.end(), "a100_sxm4_80gb") != a.devices.end());
   CHECK_THROWS_AS(find_cluster("no_such_cluster"), FieldError);
+}
+
+// A GB200 NVL72 rack is the cluster's node: its 72 GPUs share one NVLink 5 domain, so tensor
+// and expert parallelism reach 72 GPUs before a collective leaves NVLink; one 400 Gb/s NIC per
+// GPU. A DGX B200 node has 8 GPUs at the same NVLink rate.
+TEST_CASE("cluster YAMLs: a GB200 NVL72 rack is one 72-GPU NVLink node, a DGX B200 node 8", "[llm][cluster]") {
+  const ClusterSpec r = find_cluster("gb200_nvl72_ib");
+  CHECK(r.devices_per_node() == 72);
+  const analytical::DeviceSpec g = analytical::load_device_spec("gb200");
+  const LlmNetwork n = llm_network(r, DevicePorts{g.pcie_gbps, g.nvlink_gbps});
+  CHECK(n.devices_per_node == 72);
+  CHECK(n.intra.bytes_s == Approx(900e9 * r.intra_bus_efficiency));
+  CHECK(n.inter.bytes_s == Approx(72 * 400e9 / 8 / 72 * r.inter_bus_efficiency));  // 50 GB/s per GPU
+  const ClusterSpec b = find_cluster("dgx_b200_ib3200");
+  CHECK(b.devices_per_node() == 8);
+  const analytical::DeviceSpec d = analytical::load_device_spec("b200");
+  const LlmNetwork nb = llm_network(b, DevicePorts{d.pcie_gbps, d.nvlink_gbps});
+  CHECK(nb.intra.bytes_s == Approx(900e9 * b.intra_bus_efficiency));
+  CHECK(nb.inter.bytes_s == Approx(8 * 400e9 / 8 / 8 * b.inter_bus_efficiency));
 }
 
 // A PCIe node of cards without peer-to-peer (GeForce Ampere/Ada): NCCL stages each hop through

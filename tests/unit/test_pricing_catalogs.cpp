@@ -120,6 +120,17 @@ TEST_CASE("SkyPilot vms.csv: columns found by name (Lambda's order), bad rows wi
   CHECK(cat.get("skypilot/gpu_1x_h100_sxm5").contains.at(0).what == "h100_sxm5");
   CHECK(cat.get("skypilot/gpu_1x_h100_sxm5").usd_per_h.at(PricingTier::on_demand) == Approx(4.29));
 
+  // Blackwell: an 8-GPU B200 instance maps to the DGX B200 system (the price is a placeholder:
+  // only the mapping is checked).
+  std::string b200 = write_csv("b200", "InstanceType,AcceleratorName,AcceleratorCount,Price,Region\n"
+                                       "p6-b200.48xlarge,B200,8.0,1.0,us-east-1\n");
+  const PriceCatalog blackwell = load_skypilot_catalog(b200, "", "2026-11-28");
+  const PriceOffer& b = blackwell.get("skypilot/p6-b200.48xlarge");
+  CHECK(b.contains.at(0).what == "b200");
+  CHECK(b.contains.at(0).count == 8);
+  CHECK(b.contains.at(0).power_w == Approx(1000));  // configs/devices/b200.yaml
+  CHECK(b.system == "dgx_b200");
+
   std::string bad_price = write_csv("bad_price",
                                     "InstanceType,AcceleratorName,AcceleratorCount,Price,Region\n"
                                     "x,H100,1,cheap,us-east-1\n");
