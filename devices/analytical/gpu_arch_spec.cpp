@@ -2,6 +2,7 @@
 #include "devices/analytical/gpu_arch_spec.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <functional>
 
@@ -86,6 +87,11 @@ ArchSpec parse_arch(const YAML::Node& root, const std::string& path) {
   a.smem_bytes_per_sm = 1024.0 * r.number("smem_kb_per_sm", std::nullopt, "KiB", "shared memory per SM", positive);
   a.registers_per_sm = r.number("registers_per_sm", std::nullopt, "32-bit registers", "register file per SM", positive);
   a.l2_bytes_per_clk = r.number("l2_bytes_per_clk", std::nullopt, "B/clk", "L2 bandwidth of the chip per clock", positive);
+  a.cluster_operand_sharing =
+      r.number("cluster_operand_sharing", 1.0, "CTAs",
+               "CTAs of a thread-block cluster that receive the larger operand panel of their tiles from one L2 "
+               "read (TMA multicast, Hopper; two-SM MMA, Blackwell); 1 = no clusters (before Hopper)",
+               [](double v) { return v >= 1 && v <= 16 && v == std::floor(v) ? "" : "must be a whole number in [1, 16]"; });
   a.fp32_lanes_shared_with_int32 =
       r.number("fp32_lanes_shared_with_int32", 0.0, "fraction",
                "share of the FP32 lanes that also execute INT32 (0 = a separate INT32 datapath)",

@@ -24,6 +24,9 @@ struct ArchSpec {
   double smem_bytes_per_sm = 0;
   double registers_per_sm = 0;
   double l2_bytes_per_clk = 0;           // whole chip
+  // CTAs of a cluster that share one operand panel's L2 read (Hopper's TMA multicast,
+  // Blackwell's two-SM MMA); 1 before Hopper (no thread-block clusters).
+  double cluster_operand_sharing = 1;
   bool kernel_model = false;             // priced by the tile/wave model (else the roofline)
   // Share of the FP32 lanes that also execute INT32 (GA10x, Ada: one of two datapaths per SM
   // partition); 0 = integer instructions have their own INT32 datapath (Volta, Turing, GA100,

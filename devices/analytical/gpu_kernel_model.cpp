@@ -53,7 +53,12 @@ KernelTime price_split(const GemmShape& g, const GpuKernelRates& r, double tm, d
   const double a_bytes = m * k * g.in_bytes * batch * g.a_unique, b_bytes = k * n * g.in_bytes * batch * g.b_unique;
   // Split-K slices write fp32 partials that a reduction reads back.
   const double c_bytes = m * n * batch * (g.out_bytes + (t.split_k > 1 ? 2.0 * 4.0 * t.split_k : 0.0));
-  const double l2_traffic = t.tiles * (tm + tn) * k_slice * g.in_bytes + c_bytes;
+  // A cluster of `share` CTAs reads the larger of a tile's two panels once for all of them
+  // (cuBLAS on Hopper runs 2x1 clusters: nvjet_sm90_..._128x256_..._2x1_..., traced on an
+  // H100, validation/measured/h100-monitor-2026-11-27.jsonl); a lone tile has no partner.
+  const double share = t.tiles >= 2 ? std::max(1.0, r.cluster_operand_sharing) : 1.0;
+  const double panel_rows = tm + tn - std::max(tm, tn) * (1.0 - 1.0 / share);
+  const double l2_traffic = t.tiles * panel_rows * k_slice * g.in_bytes + c_bytes;
   double dram_in = a_bytes + b_bytes;
   if (t.split_k == 1 && a_bytes + b_bytes > 0.5 * r.l2_bytes) {
     const double row_tiles = std::ceil(m / tm), col_tiles = std::ceil(n / tn);

@@ -16,6 +16,9 @@ struct GpuKernelRates {
   double l2_bytes_s = 3e12;
   double dram_bytes_s = 1e12;
   int pipeline_stages = 3;        // operand buffers in shared memory (cp.async multistage on Ampere+)
+  // CTAs of a thread-block cluster that receive one operand panel from a single L2 read (TMA
+  // multicast on Hopper, the two-SM MMA on Blackwell); 1 = every tile reads both its panels.
+  double cluster_operand_sharing = 1;
 };
 
 struct GemmShape {

@@ -93,6 +93,7 @@ Rates make_rates(const DeviceSpec& d, Precision p, CpuBuild build, int vcpus) {
       r.kernel.dram_bytes_s = r.memory_bytes_s;
       // cp.async multistage pipelines (Ampere and later) keep 3+ operand slices in flight.
       r.kernel.pipeline_stages = d.arch.generation >= 8 ? 3 : 2;
+      r.kernel.cluster_operand_sharing = d.arch.cluster_operand_sharing;
     }
     return r;
   }

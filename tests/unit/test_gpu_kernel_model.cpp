@@ -226,6 +226,39 @@ TEST_CASE("Blackwell: twice Hopper's tensor rate per SM; B200 and GB200 state it
   CHECK(tb.math_s / th.math_s == Approx((989.4 / 132) / (2250.0 / 148)).epsilon(1e-9));
 }
 
+// Clusters (Hopper's TMA multicast, Blackwell's two-SM MMA): the larger operand panel of a
+// tile is read from L2 once per cluster. 16 tiles of 128x256 over K = 4096, 16-bit, on 16 SMs
+// (one CTA each: 1.5 x 32,768 accumulator registers fill an SM's 65,536): without sharing
+// 16 x (128 + 256) x 4096 x 2 B of panels, with pairs 16 x (128 + 256 / 2) x 4096 x 2 B; the
+// 512 x 1024 x 2 B output is written once either way. A lone tile has no partner.
+TEST_CASE("clusters: a pair of CTAs reads the larger operand panel from L2 once", "[kernel_model]") {
+  GpuKernelRates r = rates_for(load_arch_spec("hopper"), 16, 989.4e12 * 16 / 132);
+  r.l2_bytes_s = 1e12;
+  const double out = 512.0 * 1024 * 2;
+  const GemmShape g{512, 1024, 4096, 1, 2, 2};
+  r.cluster_operand_sharing = 1;
+  const KernelTime alone = gemm_kernel_time_tile(g, r, 128, 256);
+  REQUIRE(alone.tiles == 16);
+  REQUIRE(alone.split_k == 1);
+  CHECK(alone.l2_s == Approx((16.0 * 384 * 4096 * 2 + out) / 1e12));
+  r.cluster_operand_sharing = 2;
+  const KernelTime paired = gemm_kernel_time_tile(g, r, 128, 256);
+  CHECK(paired.l2_s == Approx((16.0 * 256 * 4096 * 2 + out) / 1e12));
+  CHECK(paired.math_s == alone.math_s);  // the math is the same tiles
+  // 256x128 shares its A panel the same way.
+  CHECK(gemm_kernel_time_tile({1024, 512, 4096, 1, 2, 2}, r, 256, 128).l2_s == Approx(paired.l2_s));
+  // One tile on one SM: nothing to share.
+  r.sm_count = 1;
+  const KernelTime lone = gemm_kernel_time_tile({128, 256, 4096, 1, 2, 2}, r, 128, 256);
+  REQUIRE(lone.split_k == 1);
+  CHECK(lone.l2_s == Approx((384.0 * 4096 * 2 + 128.0 * 256 * 2) / 1e12));
+  // The architectures say which have clusters: Hopper and Blackwell pair CTAs, none before.
+  CHECK(load_arch_spec("hopper").cluster_operand_sharing == 2);
+  CHECK(load_arch_spec("blackwell").cluster_operand_sharing == 2);
+  for (const char* a : {"kepler", "pascal", "volta", "turing", "ampere_ga100", "ampere_ga10x", "ada"})
+    CHECK(load_arch_spec(a).cluster_operand_sharing == 1);
+}
+
 TEST_CASE("the heuristic's tile: a small GEMM takes a small tile, a large one a large tile", "[kernel_model]") {
   const ArchSpec a = load_arch_spec("ampere_ga100");
   GpuKernelRates r = rates_for(a, 108, 312e12);
