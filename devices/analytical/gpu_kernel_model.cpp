@@ -55,13 +55,18 @@ KernelTime price_split(const GemmShape& g, const GpuKernelRates& r, double tm, d
   const double c_bytes = m * n * batch * (g.out_bytes + (t.split_k > 1 ? 2.0 * 4.0 * t.split_k : 0.0));
   // A cluster of `share` CTAs reads the larger of a tile's two panels once for all of them
   // (cuBLAS on Hopper runs 2x1 clusters: nvjet_sm90_..._128x256_..._2x1_..., traced on an
-  // H100, validation/measured/h100-monitor-2026-11-27.jsonl); a lone tile has no partner.
-  const double share = t.tiles >= 2 ? std::max(1.0, r.cluster_operand_sharing) : 1.0;
+  // H100, validation/measured/h100-monitor-2026-11-27.jsonl). Partners are the tiles of one
+  // GEMM and K slice that need the same panel: along M for a B panel, along N for an A panel
+  // (split-K slices and batched GEMMs read disjoint panels). Fewer such tiles than a cluster
+  // share among themselves only (a lone tile has no partner), which keeps the traffic growing
+  // with the tile count: t x (small + large / t) rises with t.
+  const double row_tiles = std::ceil(m / tm), col_tiles = std::ceil(n / tn);
+  const double partners = tm > tn ? col_tiles : tn > tm ? row_tiles : std::max(row_tiles, col_tiles);
+  const double share = std::clamp(partners, 1.0, std::max(1.0, r.cluster_operand_sharing));
   const double panel_rows = tm + tn - std::max(tm, tn) * (1.0 - 1.0 / share);
   const double l2_traffic = t.tiles * panel_rows * k_slice * g.in_bytes + c_bytes;
   double dram_in = a_bytes + b_bytes;
   if (t.split_k == 1 && a_bytes + b_bytes > 0.5 * r.l2_bytes) {
-    const double row_tiles = std::ceil(m / tm), col_tiles = std::ceil(n / tn);
     const double per_wave = std::min(slots, t.tiles);
     const double cols = std::min(col_tiles, std::ceil(std::sqrt(per_wave)));
     const double rows = std::min(row_tiles, std::ceil(per_wave / cols));

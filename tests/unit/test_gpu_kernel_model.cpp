@@ -252,6 +252,23 @@ TEST_CASE("clusters: a pair of CTAs reads the larger operand panel from L2 once"
   const KernelTime lone = gemm_kernel_time_tile({128, 256, 4096, 1, 2, 2}, r, 128, 256);
   REQUIRE(lone.split_k == 1);
   CHECK(lone.l2_s == Approx((384.0 * 4096 * 2 + 128.0 * 256 * 2) / 1e12));
+  // A cluster of 4 over 1..8 tiles along M (the partners of a 128x256 tile's B panel): fewer
+  // tiles share among themselves, so one more tile never reads less (t x (128 + 256 / min(t, 4))
+  // x K x 2 B grows with t). Tiles along N need other B panels: nothing to share.
+  r.cluster_operand_sharing = 4;
+  r.sm_count = 8;
+  r.math_flops_s = 1e20;  // traffic-bound: split-K would only add partials, so none is picked
+  double previous = 0;
+  for (int tiles = 1; tiles <= 8; ++tiles) {
+    INFO(tiles << " tiles");
+    const KernelTime kt = gemm_kernel_time_tile({128.0 * tiles, 256, 4096, 1, 2, 2}, r, 128, 256);
+    REQUIRE(kt.split_k == 1);
+    CHECK(kt.l2_s == Approx((tiles * (128 + 256.0 / std::min(tiles, 4)) * 4096 * 2 + 128.0 * tiles * 256 * 2) / 1e12));
+    CHECK(kt.l2_s > previous);
+    previous = kt.l2_s;
+  }
+  const KernelTime wide = gemm_kernel_time_tile({128, 256.0 * 8, 4096, 1, 2, 2}, r, 128, 256);
+  CHECK(wide.l2_s == Approx((8 * 384.0 * 4096 * 2 + 128.0 * 2048 * 2) / 1e12));
   // The architectures say which have clusters: Hopper and Blackwell pair CTAs, none before.
   CHECK(load_arch_spec("hopper").cluster_operand_sharing == 2);
   CHECK(load_arch_spec("blackwell").cluster_operand_sharing == 2);
