@@ -50,6 +50,7 @@ const std::vector<FrameworkFieldScope>& framework_field_scopes() {
       {"conv_layout", {"analytical"}},               // NCHW transposes around tensor-core convolutions
       {"conv_layout_fp32", {"analytical"}},          // the same for fp32/TF32 runs (default conv_layout)
       {"allreduce_efficiency", {"analytical"}},
+      {"allreduce_bucket_mb", {"analytical"}},       // the composer's gradient buckets
       {"compute_efficiency_scale", {"analytical"}},  // roofline kernel efficiencies
       {"tensor_efficiency_scale", {"analytical"}},
       {"memory_efficiency_scale", {"analytical"}},
@@ -156,6 +157,12 @@ FrameworkSpec parse_framework_spec(const YAML::Node& root, const std::string& pa
       r.text("gradient_exchange", std::string("compute"),
              "precision of the gradient exchange under mixed precision: compute (16-bit, the default) or fp32",
              {"compute", "fp32"}) == "compute";
+  f.allreduce_bucket_mb = r.number(
+      "allreduce_bucket_mb", 0.0, "MiB",
+      "data parallelism: consecutive gradients are all-reduced in buckets of up to this size, each launched when its "
+      "last gradient is ready, and the optimizer step runs after the last bucket (PyTorch DDP's bucket_cap_mb, 25 by "
+      "default); 0 = one all-reduce per gradient tensor, each weight updated as its exchange ends",
+      [](double v) { return v >= 0 && v <= 1e6 ? "" : "must be in [0, 1e6] MiB"; });
   f.allreduce_efficiency = r.number(
       "allreduce_efficiency", 0.0, "fraction",
       "the stack's gradient all-reduce as a share of the system's link bandwidth (its collective library: NCCL 2.x "
@@ -341,7 +348,8 @@ bool FrameworkSpec::constants_neutral() const {
          op_overhead_scale == d.op_overhead_scale && memory_overhead_fraction == d.memory_overhead_fraction &&
          extra_weight_copies == d.extra_weight_copies &&
          memory_pool_reserve_fraction == d.memory_pool_reserve_fraction &&
-         allreduce_efficiency == d.allreduce_efficiency && tpu_fp32_storage == d.tpu_fp32_storage &&
+         allreduce_efficiency == d.allreduce_efficiency && allreduce_bucket_mb == d.allreduce_bucket_mb &&
+         tpu_fp32_storage == d.tpu_fp32_storage &&
          nchw_activations == d.nchw_activations && nchw_activations_fp32 == d.nchw_activations_fp32 &&
          conv_workspace_limit_mb == d.conv_workspace_limit_mb &&
          conv_capped_efficiency == d.conv_capped_efficiency &&

@@ -84,6 +84,10 @@ struct FrameworkSpec {
   // 0.15 of it). NCCL 2.x (2018 on: NGC containers, Horovod, DDP) drives every link of the
   // NVLink mesh or the PCIe tree with fused, pipelined rings and trees. 0 = the device's.
   double allreduce_efficiency = 0;
+  // Gradient buckets: consecutive gradients exchanged in one collective of up to this many MiB
+  // (PyTorch DDP's bucket_cap_mb, 25 by default), the optimizer step after the last bucket;
+  // 0 = one collective per gradient tensor (parallel/step_composer.hpp).
+  double allreduce_bucket_mb = 0;
 
   // "fp32" convolutions and matmuls run in TF32 on tensor cores where the device has them
   // (NGC PyTorch, TensorFlow >= 2.4, NVIDIA's TF 1.15 builds: on by default on Ampere+).

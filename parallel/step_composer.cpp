@@ -31,32 +31,70 @@ ComposedStep StepComposer::compose(const OpGraph& g, const std::vector<PricedOp>
   s.start_s.assign(ops.size(), 0.0);
   s.end_s.assign(ops.size(), 0.0);
   // Two in-order timelines: the compute stream runs ops in schedule order as soon as their
-  // inputs are ready; the communication stream runs all-reduces as soon as their gradient is.
+  // inputs are ready; the communication stream runs all-reduces as soon as their gradient (or
+  // their bucket's last gradient) is.
   std::vector<double> ready(static_cast<size_t>(g.num_tensors()), 0.0);
   double compute_free = 0, comm_free = 0;
-  for (int op : g.schedule()) {
+  // One exchange of `members` (op ids) on the communication stream, from `dep` on: one
+  // collective launch for the whole bucket (its gradients are views into one flat buffer).
+  auto exchange = [&](const std::vector<int>& members, double dep) {
+    double bytes = 0, overhead = 0;
+    for (int m : members) {
+      bytes += ops[static_cast<size_t>(m)].collective_bytes;
+      overhead = std::max(overhead, ops[static_cast<size_t>(m)].overhead_s);
+    }
+    const double t = gradient_exchange_s(bytes) + overhead;
+    const double end = std::max(comm_free, dep) + t;
+    comm_free = end;
+    s.comm_busy_s += t;
+    // The share of a collective that is not hidden (1 - comm_overlap) stalls the compute
+    // stream; a gathered exchange is not overlapped at all.
+    const double stall = gather ? t : (1.0 - options_.comm_overlap) * t;
+    compute_free = std::max(compute_free, end - t) + stall;
+    s.comm_stall_s += stall;
+    for (int m : members) {
+      const double share = bytes > 0 ? ops[static_cast<size_t>(m)].collective_bytes / bytes : 1.0 / members.size();
+      s.collective_s[static_cast<size_t>(m)] = t * share;
+      s.start_s[static_cast<size_t>(m)] = end - t;
+      s.end_s[static_cast<size_t>(m)] = end;
+      for (int out : g.op(m).outputs) ready[static_cast<size_t>(out)] = end;
+    }
+  };
+  // Buckets: the optimizer updates move after every exchange (DDP's order), so a bucket can
+  // gather gradients whose updates come between them in the graph's schedule.
+  const bool bucketed = options_.bucket_bytes > 0 && !gather;
+  std::vector<int> order = g.schedule();
+  int last_collective = -1;
+  if (bucketed) {
+    std::stable_partition(order.begin(), order.end(), [&](int op) { return g.op(op).phase != Phase::update; });
+    for (int op : order)
+      if (ops[static_cast<size_t>(op)].collective) last_collective = op;
+  }
+  std::vector<int> bucket;
+  double bucket_bytes = 0, bucket_dep = 0;
+  for (int op : order) {
     const OpNode& n = g.op(op);
     const PricedOp& c = ops[static_cast<size_t>(op)];
     double dep = 0;
     for (int t : n.inputs) dep = std::max(dep, ready[static_cast<size_t>(t)]);
-    double end;
-    if (c.collective) {
-      const double t = gradient_exchange_s(c.collective_bytes) + c.overhead_s;
-      end = std::max(comm_free, dep) + t;
-      comm_free = end;
-      s.comm_busy_s += t;
-      // The share of a collective that is not hidden (1 - comm_overlap) stalls the compute
-      // stream; a gathered exchange is not overlapped at all.
-      const double stall = gather ? t : (1.0 - options_.comm_overlap) * t;
-      compute_free = std::max(compute_free, end - t) + stall;
-      s.comm_stall_s += stall;
-      s.collective_s[static_cast<size_t>(op)] = t;
-      s.start_s[static_cast<size_t>(op)] = end - t;
-    } else {
-      s.start_s[static_cast<size_t>(op)] = std::max(compute_free, dep);
-      end = s.start_s[static_cast<size_t>(op)] + c.time_s;
-      compute_free = end;
+    if (c.collective && bucketed) {
+      bucket.push_back(op);
+      bucket_bytes += c.collective_bytes;
+      bucket_dep = std::max(bucket_dep, dep);
+      if (bucket_bytes >= options_.bucket_bytes || op == last_collective) {
+        exchange(bucket, bucket_dep);
+        bucket.clear();
+        bucket_bytes = bucket_dep = 0;
+      }
+      continue;
     }
+    if (c.collective) {
+      exchange({op}, dep);
+      continue;
+    }
+    s.start_s[static_cast<size_t>(op)] = std::max(compute_free, dep);
+    const double end = s.start_s[static_cast<size_t>(op)] + c.time_s;
+    compute_free = end;
     s.end_s[static_cast<size_t>(op)] = end;
     for (int t : n.outputs) ready[static_cast<size_t>(t)] = end;
   }

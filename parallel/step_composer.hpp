@@ -35,6 +35,12 @@ struct ComposeOptions {
   // Gradient accumulation (plan.micro_batches > 1): seconds each micro-batch after the first
   // spends adding its weight gradients into the accumulated ones (an elementwise pass).
   double accumulate_s = 0;
+  // Gradient buckets (PyTorch DDP's bucket_cap_mb): consecutive gradients are exchanged in one
+  // collective of up to this many bytes, launched when its last gradient is ready, and the
+  // optimizer updates run after the last bucket (DDP waits for every bucket at the end of the
+  // backward). 0 = one collective per gradient tensor, each weight updated as soon as its own
+  // exchange ends (TensorFlow's per-variable NCCL all-reduce, Horovod without fusion).
+  double bucket_bytes = 0;
 };
 
 struct ComposedStep {

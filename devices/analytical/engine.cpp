@@ -126,6 +126,7 @@ StepReport AnalyticalEngine::run_step(const StepRequest& req) {
   co.comm_overlap = d.comm_overlap;
   co.weight_bytes = static_cast<double>(weight_bytes);
   co.inference = inference;
+  co.bucket_bytes = fw.allreduce_bucket_mb * 1024.0 * 1024.0;
   // Gradient accumulation: each micro-batch after the first adds its weight gradients into
   // the accumulated ones, one elementwise kernel per gradient tensor (PyTorch's
   // AccumulateGrad) reading both and writing the sum.
