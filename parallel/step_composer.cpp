@@ -52,11 +52,15 @@ ComposedStep StepComposer::compose(const OpGraph& g, const std::vector<PricedOp>
     const double stall = gather ? t : (1.0 - options_.comm_overlap) * t;
     compute_free = std::max(compute_free, end - t) + stall;
     s.comm_stall_s += stall;
+    // A bucket's time is shared out by bytes and drawn member after member (the trace's
+    // slices do not overlap); every member's result is ready when the whole bucket is.
+    double at = end - t;
     for (int m : members) {
       const double share = bytes > 0 ? ops[static_cast<size_t>(m)].collective_bytes / bytes : 1.0 / members.size();
       s.collective_s[static_cast<size_t>(m)] = t * share;
-      s.start_s[static_cast<size_t>(m)] = end - t;
-      s.end_s[static_cast<size_t>(m)] = end;
+      s.start_s[static_cast<size_t>(m)] = at;
+      at += t * share;
+      s.end_s[static_cast<size_t>(m)] = at;
       for (int out : g.op(m).outputs) ready[static_cast<size_t>(out)] = end;
     }
   };
