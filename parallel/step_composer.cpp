@@ -76,20 +76,30 @@ ComposedStep StepComposer::compose(const OpGraph& g, const std::vector<PricedOp>
   }
   std::vector<int> bucket;
   double bucket_bytes = 0, bucket_dep = 0;
+  auto flush = [&]() {
+    if (bucket.empty()) return;
+    exchange(bucket, bucket_dep);
+    bucket.clear();
+    bucket_bytes = bucket_dep = 0;
+  };
+  // Whether op reads a gradient of the bucket still being filled (then the bucket goes now).
+  auto reads_pending = [&](const OpNode& n) {
+    for (int m : bucket)
+      for (int out : g.op(m).outputs)
+        if (std::find(n.inputs.begin(), n.inputs.end(), out) != n.inputs.end()) return true;
+    return false;
+  };
   for (int op : order) {
     const OpNode& n = g.op(op);
     const PricedOp& c = ops[static_cast<size_t>(op)];
+    if (bucketed && !c.collective && reads_pending(n)) flush();
     double dep = 0;
     for (int t : n.inputs) dep = std::max(dep, ready[static_cast<size_t>(t)]);
     if (c.collective && bucketed) {
       bucket.push_back(op);
       bucket_bytes += c.collective_bytes;
       bucket_dep = std::max(bucket_dep, dep);
-      if (bucket_bytes >= options_.bucket_bytes || op == last_collective) {
-        exchange(bucket, bucket_dep);
-        bucket.clear();
-        bucket_bytes = bucket_dep = 0;
-      }
+      if (bucket_bytes >= options_.bucket_bytes || op == last_collective) flush();
       continue;
     }
     if (c.collective) {

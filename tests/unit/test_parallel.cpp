@@ -182,6 +182,28 @@ TEST_CASE("step composer: gradient buckets pay latency and launch once, updates 
   o.bucket_bytes = 1;
   CHECK(StepComposer(ParallelPlan::data_parallel(2), topo, o).compose(g, ops).comm_busy_s ==
         Approx(per_tensor.comm_busy_s));
+  // An op outside the update phase that reads an exchanged gradient (here the first update,
+  // relabelled) sends the bucket still being filled at once and starts after it.
+  OpGraph reader = g;
+  int first_update = -1;
+  for (int op : reader.schedule())
+    if (reader.op(op).phase == Phase::update) {
+      first_update = op;
+      break;
+    }
+  REQUIRE(first_update >= 0);
+  reader.op_mut(first_update).phase = Phase::backward;
+  o.bucket_bytes = 1e12;
+  const ComposedStep early = StepComposer(ParallelPlan::data_parallel(2), topo, o).compose(reader, ops);
+  double read_ready = 0;
+  for (int t : reader.op(first_update).inputs)
+    for (int op : reader.schedule())
+      if (ops[static_cast<size_t>(op)].collective)
+        for (int out : reader.op(op).outputs)
+          if (out == t) read_ready = std::max(read_ready, early.end_s[static_cast<size_t>(op)]);
+  CHECK(read_ready > 0);
+  CHECK(early.start_s[static_cast<size_t>(first_update)] >= read_ready);
+  CHECK(early.comm_busy_s > one.comm_busy_s);  // two exchanges: a second latency and launch
   // Keras' gather-on-first ignores buckets (multi_gpu_model has none).
   o.bucket_bytes = 1e12;
   o.strategy = MultiDeviceStrategy::gather_on_first;
