@@ -47,6 +47,8 @@ TEST_CASE("shipped catalogs: every offer has a date and a source; today's GPUs h
   CHECK(cat.usd_per_h("aws_2026/p5.48xlarge", PricingTier::on_demand) == Approx(55.04));
   CHECK(cat.usd_per_h("aws_2026/p5.48xlarge", PricingTier::preemptible) == Approx(17.6289));
   CHECK(cat.usd_per_h("aws_2026/p4d.24xlarge", PricingTier::on_demand) == Approx(21.957642));
+  CHECK(cat.usd_per_h("aws_2026/p6-b200.48xlarge", PricingTier::on_demand) == Approx(113.9328));
+  CHECK(cat.usd_per_h("aws_2026/p6-b200.48xlarge", PricingTier::preemptible) == Approx(21.0148));
   CHECK(cat.usd_per_h("lambda_2026/gpu_8x_h100_sxm5", PricingTier::on_demand) == Approx(31.92));
   CHECK(cat.usd_per_h("nebius_2026/gpu-h100-sxm_8gpu-128vcpu-1600gb", PricingTier::preemptible) == Approx(10.0));
   CHECK(cat.usd_per_h("gcp_2026/tpu-v6e-8", PricingTier::on_demand) / 8 == Approx(2.70));
