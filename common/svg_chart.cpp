@@ -309,7 +309,7 @@ std::string svg_hbar_chart(const SvgChart& chart, const std::vector<SvgBar>& bar
   for (const auto& x : bars) series.insert(x.series);
   if (series.size() > kMaxSeriesPerChart)
     throw InternalError("svg_hbar_chart: " + std::to_string(series.size()) + " series in '" + chart.title + "'");
-  size_t longest = 0;
+  size_t longest = chart.bar_label_chars;
   for (const auto& x : bars) longest = std::max(longest, x.label.size());
   SvgChart c = chart;
   const double row_h = 20, note_h = 15;
@@ -318,7 +318,7 @@ std::string svg_hbar_chart(const SvgChart& chart, const std::vector<SvgBar>& bar
   c.width = static_cast<int>(r + 70);
   c.height = static_cast<int>(b + 44 + note_h * static_cast<double>(notes.size()) + (notes.empty() ? 0 : 8));
   for (const auto& n : notes) c.width = std::max(c.width, static_cast<int>(20 + 6.2 * static_cast<double>(n.size())));
-  double mx = 0;
+  double mx = std::max(0.0, chart.bar_value_max);
   for (const auto& x : bars) mx = std::max(mx, x.value);
   if (mx <= 0) mx = 1;
   Axis ax = make_axis(false, 0, mx, l, r);

@@ -48,6 +48,11 @@ struct SvgChart {
   // Ticks at these x values with these labels (e.g. the data's device counts 1, 2, 4, 8, or
   // category names); empty = automatic ticks.
   std::vector<std::pair<double, std::string>> x_ticks;
+  // svg_hbar_chart: > 0, the value axis reaches at least this and the row labels take at least
+  // this many characters, so that facets of one metric (charts split by kMaxSeriesPerChart)
+  // share a scale and their bars start at the same x.
+  double bar_value_max = 0;
+  size_t bar_label_chars = 0;
   int width = 640, height = 420;
 };
 

@@ -41,6 +41,13 @@ std::vector<Chart> compare_charts(const CompareResult& r) {
   const size_t parts = (options.size() + kMaxSeriesPerChart - 1) / kMaxSeriesPerChart;
   std::vector<Chart> out;
   for (const auto& m : metrics) {
+    // One scale and one label column for all the facets of a metric: bars compare across them.
+    double value_max = 0;
+    size_t label_chars = 0;
+    for (const auto& row : r.rows) {
+      if (auto v = m.value(row)) value_max = std::max(value_max, *v);
+      label_chars = std::max(label_chars, row.option.size() + 3 + row.target.size());
+    }
     for (size_t part = 0; part < std::max<size_t>(parts, 1); ++part) {
       std::vector<SvgBar> bars;
       std::vector<std::string> notes;
@@ -73,6 +80,7 @@ std::vector<Chart> compare_charts(const CompareResult& r) {
                            : "");
       c.x_label = m.axis;
       c.y_label = "row (option / target)";
+      if (parts > 1) c.bar_value_max = value_max, c.bar_label_chars = label_chars;
       std::string svg = svg_hbar_chart(c, bars, notes);
       out.push_back({svg, attr(svg, "width"), attr(svg, "height")});
     }

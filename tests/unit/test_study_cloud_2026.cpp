@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <string>
 
 #include "compare/compare.hpp"
 #include "xpusim_test_paths.hpp"
@@ -47,4 +48,30 @@ TEST_CASE("resnet50_cloud_2026: every option costed, spot = on demand x price ra
   CHECK(by.at("aws_p6_8xb200_dali")->bottleneck != "input_pipeline");
   CHECK(h100_dali > *by.at("aws_p5_8xh100")->throughput_samples_per_s);
   CHECK(b200_dali > h100_dali);
+}
+
+namespace {
+// Width of the first bar drawn for `label` (the hours chart comes first) and its x.
+std::pair<double, double> first_bar(const std::string& svg, const std::string& label) {
+  const auto at = svg.find(">" + label + "</text><rect x=\"");
+  REQUIRE(at != std::string::npos);
+  const auto x = svg.find("x=\"", at) + 3;
+  const auto w = svg.find("width=\"", at) + 7;
+  return {std::stod(svg.substr(x)), std::stod(svg.substr(w))};
+}
+}  // namespace
+
+TEST_CASE("compare --chart: facets of one metric share the scale and the label column", "[costmodel][study][chart]") {
+  // 13 options: two facets per metric. A bar in the second facet (B200 with DALI) must be drawn
+  // to the first facet's scale, from the same x, so lengths compare across facets.
+  Study s = load_study(std::string(XPUSIM_DEFAULT_CONFIG_DIR) + "/studies/resnet50_cloud_2026.yaml");
+  CompareResult r = run_study(s);
+  std::map<std::string, double> hours;
+  for (const auto& row : r.rows) hours[row.option] = *row.hours_to_target;
+  const std::string svg = compare_chart_svg(r);
+  REQUIRE(svg.find("(options 9 to 13)") != std::string::npos);
+  auto [x1, w1] = first_bar(svg, "aws_p5_8xh100 / top1_75.7");        // facet 1
+  auto [x2, w2] = first_bar(svg, "aws_p6_8xb200_dali / top1_75.7");   // facet 2
+  CHECK(x1 == Approx(x2));
+  CHECK(w2 / w1 == Approx(hours["aws_p6_8xb200_dali"] / hours["aws_p5_8xh100"]).epsilon(0.01));
 }
