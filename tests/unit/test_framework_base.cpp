@@ -13,6 +13,7 @@
 
 #include "common/config_paths.hpp"
 #include "engine/framework_spec.hpp"
+#include "predict/llm_plan.hpp"
 #include "predict/predict.hpp"
 #include "tests/unit/predict_request.hpp"
 #include "validation/calibrate.hpp"
@@ -212,4 +213,38 @@ TEST_CASE("PyTorch 2.11 channels-last ResNet-50 on an H100 and an H200 (held out
       }
     }
   }
+}
+
+TEST_CASE("Megatron-Core: megatron_lm's constants, fused attention and no dropout", "[frameworks][llm]") {
+  const auto core = find_framework_profile("megatron-core", "analytical");
+  const auto lm = find_framework_profile("megatron-lm", "analytical");
+  REQUIRE(core);
+  REQUIRE(lm);
+  CHECK(core->base == "megatron_lm");
+  CHECK(core->flash_attention);
+  CHECK_FALSE(core->dropout);
+  CHECK_FALSE(lm->flash_attention);
+  CHECK(lm->dropout);
+  CHECK(core->kernel_tensor_efficiency_scale == lm->kernel_tensor_efficiency_scale);
+  CHECK(core->kernel_memory_efficiency_scale == lm->kernel_memory_efficiency_scale);
+  CHECK(core->op_overhead_scale == lm->op_overhead_scale);
+  // One fixed configuration of Llama 3 8B at 8,192 tokens on 8 H100s: the stored s x s scores
+  // and dropout masks are gone from the activations, and the step is shorter; the model state
+  // is the same.
+  auto plan = [](const std::string& fw) {
+    LlmPlanRequest q;
+    q.model = "llama3_8b", q.cluster = "hgx_h100_ib3200", q.gpus = 8, q.global_batch = 8, q.seq_len = 8192;
+    q.framework = fw;
+    q.fixed.tp = 8, q.fixed.pp = 1, q.fixed.cp = 1, q.fixed.micro_batch = 1;
+    q.fixed.zero = parallel::ZeroStage::optimizer, q.fixed.recompute = parallel::Recompute::none;
+    q.fixed.sequence_parallel = true;
+    const LlmPlanResult p = plan_llm(q);
+    REQUIRE(p.search.ranked.size() == 1);
+    return p.search.ranked.front();
+  };
+  const auto c = plan("megatron-core"), l = plan("megatron-lm");
+  CHECK(c.memory.weights == l.memory.weights);
+  CHECK(c.memory.optimizer == l.memory.optimizer);
+  CHECK(c.memory.activations < 0.5 * l.memory.activations);
+  CHECK(c.time.step_s < l.time.step_s);
 }
