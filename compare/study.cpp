@@ -14,6 +14,7 @@
 #include "common/suggest.hpp"
 #include "costmodel/convergence.hpp"
 #include "costmodel/offer_choice.hpp"
+#include "engine/framework_spec.hpp"
 #include "engine/platform_spec.hpp"
 #include "models/dtype.hpp"
 #include "models/zoo.hpp"
@@ -123,6 +124,15 @@ struct OptionReader {
       pl.build = b;
     }
     pl.framework = r.text("framework", std::string(), "framework profile (configs/frameworks/) or a name it lists");
+    // A name no profile answers to is the file's error, as an unknown device is, not a failure
+    // of every row that uses it. Which engine's profile applies is settled per row.
+    if (!pl.framework.empty()) {
+      try {
+        check_framework_name(pl.framework);
+      } catch (const FieldError& e) {
+        r.fail("framework", e.message());
+      }
+    }
     std::string precision = r.text("precision", std::string("fp32"), precision_choices());
     if (!parse_precision(precision, o.precision))
       r.fail("precision", "unknown precision '" + precision + "' (" + precision_choices() + ")");

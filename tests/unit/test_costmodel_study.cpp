@@ -153,6 +153,13 @@ TEST_CASE("bad studies fail with file:line: key", "[costmodel][study]") {
       "  - {label: a, device: tpu_v2, offer: gcp_2018/cloud_tpu_v2-8, batch: 1, throughput: predict, bacth: 3}\n"));
   CHECK(e.find("options.bacth: unknown key") != std::string::npos);
 
+  // An unknown framework is the file's error at its line (like an unknown device), not every row's.
+  e = load_error(write_study("fw", kTarget + "options:\n" +
+      "  - {label: a, device: tpu_v2, offer: gcp_2018/cloud_tpu_v2-8, batch: 1, throughput: predict,\n"
+      "     framework: tensorflow-9}\n"));
+  CHECK(e.find(":5: options.framework: no profile named 'tensorflow-9' (names a CSV or option may use: ") !=
+        std::string::npos);
+
   e = load_error(write_study("dup", kTarget + "options:\n" + kOption + kOption));
   CHECK(e.find("duplicate option label 'a'") != std::string::npos);
 }
