@@ -50,7 +50,7 @@ void register_compare(CLI::App& app) {
     if (a->resume && a->out.empty()) throw UserError("--resume: needs --out FILE (the rows to continue)");
     if (!a->out.empty() && f != OutputFormat::csv && f != OutputFormat::json)
       throw UserError("--out: row files are csv or json; give --format csv or --format json");
-    std::string path = resolve_config("studies", a->study);
+    std::string path = config_argument("studies", a->study, "study");
     // `compare st.yaml --out st.yaml` replaced the study with its own rows (exit 0).
     refuse_output_over_input("--out", a->out, {path});
     refuse_output_over_input("--chart", chart, {path});

@@ -78,7 +78,7 @@ void register_sweep(CLI::App& app) {
     o.progress = ProgressBar::stderr_is_interactive();
 
     // The whole sweep is checked (every axis value) before any point runs.
-    const std::string sweep_file = resolve_config("sweeps", a->file);
+    const std::string sweep_file = config_argument("sweeps", a->file, "sweep");
     // Outputs never destroy the input or each other (by device and inode, links followed).
     refuse_output_over_input("--output", a->output, {sweep_file});
     refuse_output_over_input("--chart", a->chart, {sweep_file});

@@ -7,8 +7,11 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 
+#include "common/config_paths.hpp"
+#include "common/error.hpp"
 #include "common/output.hpp"
 
 namespace xpusim::cli {
@@ -129,6 +132,16 @@ StopOnSignal::~StopOnSignal() {
 }
 
 const std::atomic<bool>& StopOnSignal::flag() const { return g_stop; }
+
+std::string config_argument(const std::string& kind, const std::string& arg, const std::string& what) {
+  const std::string path = resolve_config(kind, arg);
+  if (path != (std::filesystem::path(config_dir()) / kind / (arg + ".yaml")).string()) return path;  // a path
+  try {
+    return find_config_file(kind, arg, what, what);
+  } catch (const FieldError& e) {
+    throw UserError(what + ": " + e.message());
+  }
+}
 
 void add_model_options(CLI::App& cmd, std::string& model, std::vector<std::string>& shapes) {
   cmd.add_option("--model", model, "zoo model (xpusim models), model YAML path or ONNX file (*.onnx, docs/onnx.md)")

@@ -25,6 +25,11 @@ void register_sweep(CLI::App& app);
 void register_list(CLI::App& app);
 void register_plan(CLI::App& app);
 
+// The file a positional config argument names: a path as given (a missing one is reported
+// when it is opened), a bare name looked up under configs/KIND/, where an unknown name is one
+// error that starts with `what` and lists the known names ("study: unknown study 'x' ...").
+std::string config_argument(const std::string& kind, const std::string& arg, const std::string& what);
+
 // Shared flag helpers so every command spells and validates them the same way.
 void add_format_option(CLI::App& cmd, std::string& target, const std::string& choices, const std::string& def);
 

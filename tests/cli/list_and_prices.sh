@@ -3,7 +3,7 @@
 # names devices, systems, studies, models, frameworks and offers (table and JSON; every offer dated and
 # sourced, prices older than a year flagged on stderr); `list offers --catalog vms.csv` maps a
 # SkyPilot catalog to devices and systems; CLI11's parse errors read "xpusim: error: ..." with
-# exit 2; an unknown device gets a did-you-mean.
+# exit 2; an unknown device, study or sweep name gets a did-you-mean.
 # Usage: list_and_prices.sh XPUSIM SOURCE_DIR
 set -euo pipefail
 bin="$1" src="$2"
@@ -73,4 +73,15 @@ set +e
 "$bin" predict --model resnet50 --device h100_sxm >/dev/null 2>"$tmp/err"; rc=$?
 set -e
 [[ $rc == 2 ]] && grep -q "unknown device 'h100_sxm'; did you mean h100_sxm5" "$tmp/err" || fail "did-you-mean: rc $rc $(cat "$tmp/err")"
+# A study or sweep given by a name that is not shipped: the known names, not a missing path.
+set +e
+"$bin" compare resnet50_cloud >/dev/null 2>"$tmp/err"; rc=$?
+set -e
+[[ $rc == 2 ]] && grep -q "^xpusim: error: study: unknown study 'resnet50_cloud'; did you mean resnet50_cloud_2026" "$tmp/err" ||
+  fail "unknown study: rc $rc $(cat "$tmp/err")"
+set +e
+"$bin" sweep tpu_v2_mxu --output "$tmp/s.csv" >/dev/null 2>"$tmp/err"; rc=$?
+set -e
+[[ $rc == 2 ]] && grep -q "^xpusim: error: sweep: unknown sweep 'tpu_v2_mxu'; did you mean tpu_v2_mxu_hbm" "$tmp/err" ||
+  fail "unknown sweep: rc $rc $(cat "$tmp/err")"
 echo "list_and_prices: ok"
