@@ -215,7 +215,7 @@ TEST_CASE("PyTorch 2.11 channels-last ResNet-50 on an H100 and an H200 (held out
   }
 }
 
-TEST_CASE("Megatron-Core: megatron_lm's constants, fused attention and no dropout", "[frameworks][llm]") {
+TEST_CASE("Megatron-Core and Megatron-DeepSpeed: megatron_lm's constants; Core with fused attention and no dropout", "[frameworks][llm]") {
   const auto core = find_framework_profile("megatron-core", "analytical");
   const auto lm = find_framework_profile("megatron-lm", "analytical");
   REQUIRE(core);
@@ -228,6 +228,14 @@ TEST_CASE("Megatron-Core: megatron_lm's constants, fused attention and no dropou
   CHECK(core->kernel_tensor_efficiency_scale == lm->kernel_tensor_efficiency_scale);
   CHECK(core->kernel_memory_efficiency_scale == lm->kernel_memory_efficiency_scale);
   CHECK(core->op_overhead_scale == lm->op_overhead_scale);
+  // Megatron-DeepSpeed runs Megatron-LM's kernels: the same stack under its own name.
+  const auto mds = find_framework_profile("megatron-deepspeed", "analytical");
+  REQUIRE(mds);
+  CHECK(mds->base == "megatron_lm");
+  CHECK(mds->flash_attention == lm->flash_attention);
+  CHECK(mds->dropout == lm->dropout);
+  CHECK(mds->kernel_tensor_efficiency_scale == lm->kernel_tensor_efficiency_scale);
+  CHECK(mds->gemm_dims_padded_to == lm->gemm_dims_padded_to);
   // One fixed configuration of Llama 3 8B at 8,192 tokens on 8 H100s: the stored s x s scores
   // and dropout masks are gone from the activations, and the step is shorter; the model state
   // is the same.
