@@ -7,7 +7,6 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
 #include <map>
 
 #include "common/config_paths.hpp"
@@ -134,8 +133,7 @@ StopOnSignal::~StopOnSignal() {
 const std::atomic<bool>& StopOnSignal::flag() const { return g_stop; }
 
 std::string config_argument(const std::string& kind, const std::string& arg, const std::string& what) {
-  const std::string path = resolve_config(kind, arg);
-  if (path != (std::filesystem::path(config_dir()) / kind / (arg + ".yaml")).string()) return path;  // a path
+  if (is_config_path(arg)) return arg;  // opened (and a missing file reported) by the loader
   try {
     return find_config_file(kind, arg, what, what);
   } catch (const FieldError& e) {

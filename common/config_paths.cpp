@@ -71,11 +71,13 @@ std::string config_dir() {
   return XPUSIM_DEFAULT_CONFIG_DIR;
 }
 
+bool is_config_path(const std::string& name_or_path) {
+  return name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".yaml") ||
+         name_or_path.ends_with(".yml");
+}
+
 std::string resolve_config(const std::string& kind, const std::string& name_or_path) {
-  if (name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".yaml") ||
-      name_or_path.ends_with(".yml")) {
-    return name_or_path;
-  }
+  if (is_config_path(name_or_path)) return name_or_path;
   return (fs::path(config_dir()) / kind / (name_or_path + ".yaml")).string();
 }
 

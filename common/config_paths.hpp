@@ -16,6 +16,9 @@ std::string config_dir();
 void set_config_dir(const std::string& dir);
 
 // A name (configs/KIND/NAME.yaml) or a path (anything with a '/' or a .yaml/.yml suffix).
+// Whether a config argument is a path (has a '/' or ends in .yaml/.yml) rather than a name
+// under configs/KIND/: the one rule resolve_config and the CLI's arguments share.
+bool is_config_path(const std::string& name_or_path);
 std::string resolve_config(const std::string& kind, const std::string& name_or_path);
 // resolve_config + existence check; otherwise FieldError(field, "unknown NOUN 'x' (known: a, b, ...)")
 // listing configs/KIND/.
