@@ -23,7 +23,9 @@ TEST_CASE("resnet50_cloud_2026: every option costed, spot = on demand x price ra
     CHECK(row.error.empty());
     REQUIRE(row.cost_to_target_usd.has_value());
     CHECK(*row.cost_to_target_usd > 0);
-    by[row.option] = &row;
+    // Labels are "node/global_batch=G(NxB)"; the node part names the option here.
+    CHECK(row.option.find("/global_batch=" + std::to_string(row.global_batch) + "(") != std::string::npos);
+    by[row.option.substr(0, row.option.find('/'))] = &row;
   }
   REQUIRE(by.size() == 13);
   // Same placement, same throughput: the cost ratio is the price ratio (per-second billing,
@@ -67,11 +69,11 @@ TEST_CASE("compare --chart: facets of one metric share the scale and the label c
   Study s = load_study(std::string(XPUSIM_DEFAULT_CONFIG_DIR) + "/studies/resnet50_cloud_2026.yaml");
   CompareResult r = run_study(s);
   std::map<std::string, double> hours;
-  for (const auto& row : r.rows) hours[row.option] = *row.hours_to_target;
+  for (const auto& row : r.rows) hours[row.option.substr(0, row.option.find('/'))] = *row.hours_to_target;
   const std::string svg = compare_chart_svg(r);
   REQUIRE(svg.find("(options 9 to 13)") != std::string::npos);
-  auto [x1, w1] = first_bar(svg, "aws_p5_8xh100 / top1_75.7");        // facet 1
-  auto [x2, w2] = first_bar(svg, "aws_p6_8xb200_dali / top1_75.7");   // facet 2
+  auto [x1, w1] = first_bar(svg, "aws_p5_8xh100/global_batch=2048(8x256) / top1_75.7");        // facet 1
+  auto [x2, w2] = first_bar(svg, "aws_p6_8xb200_dali/global_batch=2048(8x256) / top1_75.7");   // facet 2
   CHECK(x1 == Approx(x2));
   CHECK(w2 / w1 == Approx(hours["aws_p6_8xb200_dali"] / hours["aws_p5_8xh100"]).epsilon(0.01));
 }
