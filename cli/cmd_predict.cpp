@@ -39,6 +39,9 @@ void register_predict(CLI::App& app) {
   cmd->add_option("--seq-len", r->seq_len,
                   "Transformers: tokens per sequence, as the reference CSV's seq_len (default: the model file's input)")
       ->check(int_in(1, 1 << 24));
+  cmd->add_option("--dataset", r->dataset,
+                  "real data: the dataset the samples come from (configs/datasets.yaml; default: the model file's), "
+                  "e.g. wikipedia_bookcorpus for BERT pre-training's corpus");
   cmd->add_option("--global-batch", r->global_batch,
                   "samples per optimizer step over all devices: a multiple of --batch x data-parallel devices, the "
                   "rest gradient accumulation (analytical engine; default: one micro-batch per step)")

@@ -309,6 +309,27 @@ FrameworkSpec parse_framework_spec(const YAML::Node& root, const std::string& pa
                          "each step is one run of a graph session (TF 1.x session.run: feeds, executor set-up, host "
                          "sync), whose cost the device file's step_overhead_ms holds; false = a runtime without one "
                          "(kernels launched from a C++ loop, one stream sync per step): that cost is not paid");
+  for (const auto& [length, width] :
+       r.number_map("sequence_bin_tokens_by_length", "tokens",
+                    "real data: model sequence length -> width of the length bins the loader groups samples into, "
+                    "padding each batch to its longest sample (LDDL); steps at that length run at the bins' mean "
+                    "padded length where the dataset states document and sentence lengths; lengths not listed "
+                    "pad every batch to the full length")) {
+    long long len = 0;
+    try {
+      size_t used = 0;
+      len = std::stoll(length, &used);
+      if (used != length.size()) len = 0;
+    } catch (const std::exception&) {
+      len = 0;
+    }
+    if (len <= 0) r.fail("sequence_bin_tokens_by_length", length + ": a sequence length must be a whole number > 0");
+    if (width < 1 || width != static_cast<double>(static_cast<long long>(width)) ||
+        len % static_cast<long long>(width) != 0)
+      r.fail("sequence_bin_tokens_by_length",
+             length + ": the bin width must be a whole number > 0 that divides the sequence length");
+    f.sequence_bin_tokens_by_length[len] = static_cast<int64_t>(width);
+  }
   r.child("calibrate", "fittable constants (numeric top-level keys) for calibrating a framework profile");
   f.source = r.text("source", std::string(""), "where the constants come from / what they were fitted on");
   r.finish();
@@ -356,7 +377,7 @@ bool FrameworkSpec::constants_neutral() const {
          fp32_unfused_update_kernels == d.fp32_unfused_update_kernels &&
          fp32_unfused_update_accesses == d.fp32_unfused_update_accesses &&
          recurrent_gate_gemms == d.recurrent_gate_gemms && serial_towers == d.serial_towers &&
-         session_run == d.session_run && gemm_dims_padded_to == d.gemm_dims_padded_to &&
+         session_run == d.session_run && sequence_bin_tokens_by_length == d.sequence_bin_tokens_by_length && gemm_dims_padded_to == d.gemm_dims_padded_to &&
          fused_bn_activation_half == d.fused_bn_activation_half &&
          kernel_tf32_efficiency_scale == d.kernel_tf32_efficiency_scale &&
          fp32_matmul_strict == d.fp32_matmul_strict &&

@@ -192,6 +192,13 @@ struct FrameworkSpec {
   // such as xpusim's own CUDA backend (a C++ loop launching the step's kernels, one stream
   // sync), does not pay it; its per-kernel launch cost stays in the kernel prices.
   bool session_run = true;
+  // Real data: for the listed sequence lengths, the loader groups token sequences into bins of
+  // the mapped width and pads each batch to its longest sample (NVIDIA's LDDL in
+  // DeepLearningExamples' BERT pre-training from NGC 21.11: phase 2, 512 tokens, in bins of 64;
+  // phase 1's data is not binned). Where the model's dataset states its documents' and
+  // sentences' lengths, steps run at the bins' mean padded length (predict/sequence_bins.hpp).
+  // Lengths not listed: every batch padded to the model's sequence length.
+  std::map<int64_t, int64_t> sequence_bin_tokens_by_length;
   // Mixed precision: the stack runs batch norm with its following ReLU (and a residual add
   // feeding that ReLU) as one fused kernel on 16-bit NHWC data (TensorFlow's grappler remapper
   // -> _FusedBatchNormEx, cuDNN's CUDNN_BATCHNORM_OPS_BN_ACTIVATION / _BN_ADD_ACTIVATION; the

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <mutex>
 
+#include "common/suggest.hpp"
 #include "models/zoo.hpp"
 
 namespace xpusim {
@@ -188,6 +189,17 @@ std::map<std::string, DatasetSpec> load_datasets_file(const std::string& path) {
                                     non_negative);
     d.stored_bytes_per_example = r.integer("stored_bytes_per_example", 0, "bytes", "size of one sample on disk",
                                            non_negative);
+    d.document_tokens_mean =
+        r.number("document_tokens_mean", 0.0, "tokens",
+                 "text corpora: mean length of a document, in the model's tokens (what sentence pairs are cut "
+                 "from; a loader that bins sequences by length reads it); 0 = not stated",
+                 non_negative);
+    d.sentence_tokens_mean = r.number("sentence_tokens_mean", 0.0, "tokens",
+                                      "text corpora: mean length of a sentence, in tokens; 0 = not stated",
+                                      non_negative);
+    if ((d.document_tokens_mean > 0) != (d.sentence_tokens_mean > 0))
+      r.fail(d.document_tokens_mean > 0 ? "sentence_tokens_mean" : "document_tokens_mean",
+             "give document_tokens_mean and sentence_tokens_mean together");
     d.source = r.text("source", std::string(""), "where the numbers come from");
     r.finish();
     out[name] = d;
@@ -223,7 +235,13 @@ std::map<std::string, DatasetSpec> load_datasets() {
 DatasetSpec find_dataset(const std::string& name, const std::string& field) {
   auto all = load_datasets();
   auto it = all.find(name);
-  if (it == all.end()) throw FieldError(field, "unknown dataset '" + name + "' (see configs/datasets.yaml)");
+  if (it == all.end()) {
+    std::vector<std::string> known;
+    for (const auto& kv : all) known.push_back(kv.first);
+    const std::string hint = did_you_mean(name, known);
+    throw FieldError(field, "unknown dataset '" + name + "'" + (hint.empty() ? "" : "; " + hint) +
+                                " (see configs/datasets.yaml)");
+  }
   return it->second;
 }
 

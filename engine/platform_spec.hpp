@@ -85,6 +85,10 @@ struct DatasetSpec {
   int64_t test_examples = 0;
   double host_preprocess_ms = 0;  // decode + augmentation of one training sample on one reference core (real data)
   int64_t stored_bytes_per_example = 0;  // as read from disk (e.g. JPEG)
+  // Text corpora that sequence samples are cut from (predict/sequence_bins.hpp): mean tokens of
+  // a document and of a sentence; 0 = not stated (a binning loader then pads to the full length).
+  double document_tokens_mean = 0;
+  double sentence_tokens_mean = 0;
   std::string source;
 };
 

@@ -180,6 +180,10 @@ PreparedRequest prepare_request(const PredictRequest& r) {
   if (r.seq_len > 0) apply_seq_len(p.spec, r.seq_len);
   // Real data needs the model's dataset (decode and augmentation cost per sample); an
   // imported ONNX file names none.
+  if (!r.dataset.empty()) {
+    find_dataset(r.dataset, "dataset");  // a misspelt name is the flag's error, whatever the data
+    p.spec.dataset = r.dataset;
+  }
   if (r.data == DataSource::real && p.spec.dataset.empty())
     throw FieldError("data", "model '" + r.model + "' names no dataset (an imported ONNX model): use synthetic data");
   std::string opt = r.optimizer.empty() ? p.spec.optimizer : r.optimizer;
@@ -198,10 +202,30 @@ PreparedRequest prepare_request(const PredictRequest& r) {
   p.options.training_options.replicas = p.placement.replicas;
   std::string shapes;
   for (const auto& [name, s] : r.onnx.input_shapes) shapes += name + "=" + shape_str(s) + ";";
-  p.graph_key = p.spec.file + "|" + std::to_string(p.spec.input.empty() ? 0 : p.spec.input[0]) + "|" + shapes + "|" + std::to_string(p.options.batch) + "|" + precision_name(p.options.precision) +
-                "|" + optimizer_name(p.options.training_options.optimizer) + "|" +
-                std::to_string(p.options.training_options.replicas);
-  if (r.task == Task::inference) p.graph_key += "|inference";
+  const auto key_of = [&](const ModelSpec& spec) {
+    std::string key = spec.file + "|" + std::to_string(spec.input.empty() ? 0 : spec.input[0]) + "|" + shapes + "|" +
+                      std::to_string(p.options.batch) + "|" + precision_name(p.options.precision) + "|" +
+                      optimizer_name(p.options.training_options.optimizer) + "|" +
+                      std::to_string(p.options.training_options.replicas);
+    if (r.task == Task::inference) key += "|inference";
+    return key;
+  };
+  // A loader that bins sequences by length: the step runs at the bins' mean padded length.
+  if (r.data == DataSource::real && p.placement.dataset && is_token_model(p.spec) && !p.spec.input.empty()) {
+    const auto bin = p.placement.framework->sequence_bin_tokens_by_length.find(p.spec.input[0]);
+    const DatasetSpec& ds = *p.placement.dataset;
+    if (bin != p.placement.framework->sequence_bin_tokens_by_length.end() && ds.document_tokens_mean > 0 &&
+        bin->second < bin->first) {
+      PreparedRequest::Binned b{p.spec, key_of(p.spec),
+                                bert_pair_bins(bin->first, bin->second, ds.document_tokens_mean,
+                                               ds.sentence_tokens_mean)};
+      apply_seq_len(p.spec, step_tokens(b.bins));
+      // Tokens a sample holds (its padding is not data).
+      p.spec.tokens_per_sample = std::llround(b.bins.mean_sample_tokens);
+      p.binned = std::move(b);
+    }
+  }
+  p.graph_key = key_of(p.spec);
   return p;
 }
 
@@ -253,10 +277,37 @@ StepReport run_prepared(const PredictRequest& r, const PreparedRequest& p, const
 
 void check_request(const PredictRequest& r) { prepare_request(r); }
 
+StepReport run_prepared_binned(const PredictRequest& r, const PreparedRequest& p, const GraphProvider& graph_of) {
+  StepReport rep = run_prepared(r, p, graph_of(p.spec, p.options, p.graph_key));
+  if (!p.binned) return rep;
+  // The memory peak is the longest bin's step (what an allocator must hold for the run).
+  PreparedRequest longest = p;
+  longest.spec = p.binned->longest;
+  longest.graph_key = p.binned->graph_key;
+  longest.binned.reset();
+  const StepReport full = run_prepared(r, longest, graph_of(longest.spec, longest.options, longest.graph_key));
+  rep.memory_bytes = full.memory_bytes;
+  rep.memory_capacity_bytes = full.memory_capacity_bytes;
+  rep.fits_in_memory = full.fits_in_memory;
+  for (const auto& [k, v] : full.extra.items())
+    if (k.rfind("memory_", 0) == 0 || k == "gpu_mem_used_bytes") rep.extra[k] = v;
+  const SequenceBins& bins = p.binned->bins;
+  rep.extra["seq_len_max_tokens"] = bins.max_tokens;
+  rep.extra["seq_bin_tokens"] = bins.bin_tokens;
+  rep.extra["seq_len_step_tokens"] = p.spec.input[0];
+  rep.extra["seq_len_mean_padded_tokens"] = bins.mean_padded_tokens;
+  rep.extra["seq_len_mean_sample_tokens"] = bins.mean_sample_tokens;
+  return rep;
+}
+
 StepReport predict(const PredictRequest& r) {
   PreparedRequest p = prepare_request(r);
-  OpGraph g = build_graph(p.spec, p.options);
-  return run_prepared(r, p, g);
+  std::map<std::string, OpGraph> graphs;
+  return run_prepared_binned(r, p, [&](const ModelSpec& spec, const GraphOptions& o, const std::string& key) -> const OpGraph& {
+    auto it = graphs.find(key);
+    if (it == graphs.end()) it = graphs.emplace(key, build_graph(spec, o)).first;
+    return it->second;
+  });
 }
 
 }  // namespace xpusim

@@ -5,9 +5,12 @@
 // the cost model and validation. Engines are created once per process and reused (the
 // SystemC engine elaborates once).
 #pragma once
+#include <functional>
+#include <optional>
 #include <string>
 
 #include "engine/engine.hpp"
+#include "predict/sequence_bins.hpp"
 #include "models/zoo.hpp"
 
 namespace xpusim {
@@ -17,6 +20,9 @@ struct PredictRequest {
   OnnxImportOptions onnx;            // ONNX files: shapes of dynamic inputs
   int64_t batch_per_device = 32;
   int64_t seq_len = 0;               // Transformers: tokens per sequence; 0 = the model file's input
+  // The dataset the samples come from (configs/datasets.yaml); empty = the model file's. Real
+  // data: its host cost per sample, and a text corpus's document lengths where the loader bins.
+  std::string dataset;
   // Samples per optimizer step over all devices; a multiple of batch_per_device x replicas,
   // the rest being gradient accumulation (micro-batches per step). 0 = one micro-batch.
   int64_t global_batch = 0;
@@ -77,8 +83,22 @@ struct PreparedRequest {
   Engine* engine = nullptr;
   ResolvedPlacement placement;
   std::string graph_key;
+  // A loader that bins sequences by length (sequence_bins.hpp): `spec` runs at the bins' mean
+  // padded length; `longest` is the model at its own length (the longest bin), whose step
+  // holds the memory peak. Empty otherwise.
+  struct Binned {
+    ModelSpec longest;
+    std::string graph_key;
+    SequenceBins bins;
+  };
+  std::optional<Binned> binned;
 };
 PreparedRequest prepare_request(const PredictRequest& r);
 StepReport run_prepared(const PredictRequest& r, const PreparedRequest& p, const OpGraph& g);
+// run_prepared on `graph_of(p.spec, p.graph_key)`; where the loader bins sequences, the
+// memory fields (memory_bytes, fits_in_memory, memory_*, gpu_mem_used_bytes) come from a run
+// of the longest bin's graph (`graph_of(longest, its key)`), and the report states the bins.
+using GraphProvider = std::function<const OpGraph&(const ModelSpec&, const GraphOptions&, const std::string& key)>;
+StepReport run_prepared_binned(const PredictRequest& r, const PreparedRequest& p, const GraphProvider& graph_of);
 
 }  // namespace xpusim

@@ -14,10 +14,13 @@ PredictFn graph_caching_predictor() {
     if (!r.engine.empty() && cached_engine(r.engine).real_backend()) return predict(r);
     // Graphs do not depend on device constants, so a fit builds each one once.
     PreparedRequest p = prepare_request(r);
-    auto it = graphs->find(p.graph_key);
-    if (it == graphs->end())
-      it = graphs->emplace(p.graph_key, std::make_shared<OpGraph>(build_graph(p.spec, p.options))).first;
-    return run_prepared(r, p, *it->second);
+    return run_prepared_binned(r, p,
+                               [&](const ModelSpec& spec, const GraphOptions& o, const std::string& key) -> const OpGraph& {
+                                 auto it = graphs->find(key);
+                                 if (it == graphs->end())
+                                   it = graphs->emplace(key, std::make_shared<OpGraph>(build_graph(spec, o))).first;
+                                 return *it->second;
+                               });
   };
 }
 

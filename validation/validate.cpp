@@ -1,6 +1,7 @@
 #include "validation/validate.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -40,7 +41,7 @@ class PredictionCache {
   const StepReport& get(const PredictRequest& r) {
     std::string key = r.placement.device + "|" + std::to_string(r.placement.count) + "|" + r.placement.system + "|" +
                       (r.placement.build ? cpu_build_name(*r.placement.build) : "") + "|" + r.model + "|" + std::to_string(r.batch_per_device) + "|" +
-                      std::to_string(r.seq_len) + "|" + std::to_string(r.global_batch) + "|" + r.precision + "|" + data_source_name(r.data) + "|" + r.engine + "|" + r.placement.framework +
+                      std::to_string(r.seq_len) + "|" + r.dataset + "|" + std::to_string(r.global_batch) + "|" + r.precision + "|" + data_source_name(r.data) + "|" + r.engine + "|" + r.placement.framework +
                       (r.task == Task::inference ? "|inference" : "");
     for (const auto& o : r.placement.overrides) key += "|" + o;
     auto it = cache_.find(key);
@@ -112,11 +113,20 @@ std::string row_framework(const ReferenceRow& row) {
 }
 }  // namespace
 
+static std::string dataset_key(const std::string& csv_name) {
+  // The CSVs spell datasets as their sources do (`wikipedia+bookcorpus`, `squad_v1.1`).
+  std::string key;
+  for (char c : csv_name) key += c == '+' || c == '.' || c == '-' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (key.empty() || !load_datasets().count(key)) return "";
+  return key;
+}
+
 PredictRequest request_for_row(const ReferenceRow& row) {
   PredictRequest q;
   q.model = row.model;
   q.batch_per_device = row.batch_per_device.value_or(0);
   q.seq_len = row.seq_len.value_or(0);
+  q.dataset = dataset_key(row.dataset);
   // A row's global batch beyond batch x devices is gradient accumulation, from the column or
   // the row's own note (reference_csv.hpp); planner rows on a cluster take theirs in
   // cluster_rows.cpp.

@@ -1,0 +1,151 @@
+#include "predict/sequence_bins.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <random>
+#include <tuple>
+
+#include "common/error.hpp"
+
+namespace xpusim {
+
+namespace {
+
+// BERT's pair rule (google-research/bert create_pretraining_data.py; LDDL's
+// lddl/dask/bert/pretrain.py keeps it): [CLS] A [SEP] B [SEP], a target shorter than the
+// maximum for 10 % of documents, a random second segment for half the pairs.
+constexpr int64_t kSpecialTokens = 3;
+constexpr double kShortTargetShare = 0.1;
+constexpr double kRandomNextShare = 0.5;
+// Documents simulated: the mean padded length moves by < 0.5 % between seeds at this size. The
+// corpus stops earlier at kMaxSentences, and a document is cut at kDocumentChunks pairs' worth
+// of tokens (past that it only adds full pairs), so a corpus of huge documents or one-token
+// sentences stays a few tens of MB.
+constexpr size_t kDocuments = 20000;
+constexpr size_t kMaxSentences = 2000000;
+constexpr int64_t kDocumentChunks = 64;
+constexpr uint64_t kSeed = 20211101;  // fixed: the same inputs give the same bins
+
+// mt19937_64's output sequence is fixed by the standard; the transforms below are written out
+// (std:: distributions differ between standard libraries).
+class Draw {
+ public:
+  explicit Draw(uint64_t seed) : gen_(seed) {}
+  double uniform() { return static_cast<double>(gen_() >> 11) * 0x1.0p-53; }  // [0, 1)
+  int64_t integer(int64_t lo, int64_t hi) {                                   // [lo, hi]
+    return std::min(hi, lo + static_cast<int64_t>(uniform() * static_cast<double>(hi - lo + 1)));
+  }
+  int64_t exponential(double mean) {  // at least 1 token
+    return std::max<int64_t>(1, static_cast<int64_t>(-mean * std::log1p(-uniform())));
+  }
+
+ private:
+  std::mt19937_64 gen_;
+};
+
+using Document = std::vector<int64_t>;  // sentence lengths in tokens
+
+std::vector<Document> make_corpus(double document_tokens_mean, double sentence_tokens_mean, int64_t max_text,
+                                  Draw& draw) {
+  std::vector<Document> docs;
+  size_t sentences = 0;
+  while (docs.size() < kDocuments && sentences < kMaxSentences) {
+    Document& d = docs.emplace_back();
+    const int64_t tokens = std::min(draw.exponential(document_tokens_mean), kDocumentChunks * max_text);
+    for (int64_t left = tokens; left > 0;) {
+      const int64_t s = std::min(left, draw.exponential(sentence_tokens_mean));
+      d.push_back(s);
+      left -= s;
+    }
+    sentences += d.size();
+  }
+  return docs;
+}
+
+// The lengths (specials included) of the pairs one document gives, by the rule above.
+void pairs_of(const std::vector<Document>& docs, size_t index, int64_t max_text, Draw& draw,
+              std::vector<int64_t>& lengths) {
+  const Document& doc = docs[index];
+  const int64_t target = draw.uniform() < kShortTargetShare ? draw.integer(2, max_text) : max_text;
+  std::vector<int64_t> chunk;
+  int64_t chunk_tokens = 0;
+  for (int64_t i = 0; i < static_cast<int64_t>(doc.size()); ++i) {
+    chunk.push_back(doc[static_cast<size_t>(i)]);
+    chunk_tokens += doc[static_cast<size_t>(i)];
+    if (i + 1 < static_cast<int64_t>(doc.size()) && chunk_tokens < target) continue;
+    const auto n = static_cast<int64_t>(chunk.size());
+    const int64_t a_end = n < 2 ? 1 : draw.integer(1, n - 1);
+    int64_t a = 0, b = 0;
+    for (int64_t j = 0; j < a_end; ++j) a += chunk[static_cast<size_t>(j)];
+    if (n == 1 || draw.uniform() < kRandomNextShare) {
+      // The second segment runs from a random sentence of another document until it reaches
+      // the rest of the target or that document ends; the chunk's unused sentences go back.
+      const Document& other = docs[static_cast<size_t>(draw.integer(0, static_cast<int64_t>(docs.size()) - 1))];
+      const int64_t need = target - a;
+      for (size_t j = static_cast<size_t>(draw.integer(0, static_cast<int64_t>(other.size()) - 1));
+           j < other.size() && b < need; ++j)
+        b += other[j];
+      i -= n - a_end;
+    } else {
+      for (int64_t j = a_end; j < n; ++j) b += chunk[static_cast<size_t>(j)];
+    }
+    lengths.push_back(std::min(a + b, max_text) + kSpecialTokens);
+    chunk.clear();
+    chunk_tokens = 0;
+  }
+}
+
+SequenceBins count_bins(int64_t max_tokens, int64_t bin_tokens, double document_tokens_mean,
+                        double sentence_tokens_mean) {
+  Draw draw(kSeed);
+  const std::vector<Document> docs =
+      make_corpus(document_tokens_mean, sentence_tokens_mean, max_tokens - kSpecialTokens, draw);
+  std::vector<int64_t> lengths;
+  for (size_t d = 0; d < docs.size(); ++d) pairs_of(docs, d, max_tokens - kSpecialTokens, draw, lengths);
+  SequenceBins out;
+  out.max_tokens = max_tokens;
+  out.bin_tokens = bin_tokens;
+  out.share.assign(static_cast<size_t>(max_tokens / bin_tokens), 0.0);
+  double tokens = 0;
+  for (int64_t len : lengths) {
+    out.share[static_cast<size_t>((len - 1) / bin_tokens)] += 1.0;
+    tokens += static_cast<double>(len);
+  }
+  const auto n = static_cast<double>(lengths.size());
+  for (size_t k = 0; k < out.share.size(); ++k) {
+    out.share[k] /= n;
+    out.mean_padded_tokens += out.share[k] * static_cast<double>((static_cast<int64_t>(k) + 1) * bin_tokens);
+  }
+  out.mean_sample_tokens = tokens / n;
+  return out;
+}
+
+}  // namespace
+
+SequenceBins bert_pair_bins(int64_t max_tokens, int64_t bin_tokens, double document_tokens_mean,
+                            double sentence_tokens_mean) {
+  if (max_tokens <= kSpecialTokens + 1 || bin_tokens <= 0 || max_tokens % bin_tokens != 0 ||
+      !(document_tokens_mean > 0) || !(sentence_tokens_mean > 0))
+    throw InternalError("bert_pair_bins: needs max_tokens > 4 divisible by bin_tokens > 0 and positive means");
+  // A validation run asks for the same bins on every row: count them once per process.
+  static std::mutex mu;
+  static std::map<std::tuple<int64_t, int64_t, double, double>, SequenceBins> memo;
+  const auto key = std::make_tuple(max_tokens, bin_tokens, document_tokens_mean, sentence_tokens_mean);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    const auto it = memo.find(key);
+    if (it != memo.end()) return it->second;
+  }
+  SequenceBins bins = count_bins(max_tokens, bin_tokens, document_tokens_mean, sentence_tokens_mean);
+  std::lock_guard<std::mutex> lock(mu);
+  return memo.emplace(key, std::move(bins)).first->second;
+}
+
+int64_t step_tokens(const SequenceBins& bins) {
+  const auto aligned = static_cast<int64_t>(std::ceil(bins.mean_padded_tokens / 8.0)) * 8;
+  return std::min(bins.max_tokens, std::max<int64_t>(8, aligned));
+}
+
+}  // namespace xpusim
