@@ -193,10 +193,10 @@ std::map<std::string, DatasetSpec> load_datasets_file(const std::string& path) {
         r.number("document_tokens_mean", 0.0, "tokens",
                  "text corpora: mean length of a document, in the model's tokens (what sentence pairs are cut "
                  "from; a loader that bins sequences by length reads it); 0 = not stated",
-                 non_negative);
+                 [](double v) { return v >= 0 && v <= 1e9 ? "" : "must be in [0, 1e9]"; });
     d.sentence_tokens_mean = r.number("sentence_tokens_mean", 0.0, "tokens",
                                       "text corpora: mean length of a sentence, in tokens; 0 = not stated",
-                                      non_negative);
+                                      [](double v) { return v >= 0 && v <= 1e9 ? "" : "must be in [0, 1e9]"; });
     if ((d.document_tokens_mean > 0) != (d.sentence_tokens_mean > 0))
       r.fail(d.document_tokens_mean > 0 ? "sentence_tokens_mean" : "document_tokens_mean",
              "give document_tokens_mean and sentence_tokens_mean together");

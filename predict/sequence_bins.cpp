@@ -37,8 +37,9 @@ class Draw {
   int64_t integer(int64_t lo, int64_t hi) {                                   // [lo, hi]
     return std::min(hi, lo + static_cast<int64_t>(uniform() * static_cast<double>(hi - lo + 1)));
   }
-  int64_t exponential(double mean) {  // at least 1 token
-    return std::max<int64_t>(1, static_cast<int64_t>(-mean * std::log1p(-uniform())));
+  int64_t exponential(double mean, int64_t cap) {  // at least 1 token, at most cap
+    const double x = -mean * std::log1p(-uniform());
+    return x < static_cast<double>(cap) ? std::max<int64_t>(1, static_cast<int64_t>(x)) : cap;
   }
 
  private:
@@ -53,9 +54,9 @@ std::vector<Document> make_corpus(double document_tokens_mean, double sentence_t
   size_t sentences = 0;
   while (docs.size() < kDocuments && sentences < kMaxSentences) {
     Document& d = docs.emplace_back();
-    const int64_t tokens = std::min(draw.exponential(document_tokens_mean), kDocumentChunks * max_text);
+    const int64_t tokens = draw.exponential(document_tokens_mean, kDocumentChunks * max_text);
     for (int64_t left = tokens; left > 0;) {
-      const int64_t s = std::min(left, draw.exponential(sentence_tokens_mean));
+      const int64_t s = draw.exponential(sentence_tokens_mean, left);
       d.push_back(s);
       left -= s;
     }
