@@ -83,6 +83,16 @@ double tp_comm_exposed_s(double comm_s, double gemm_s, double overlap, bool sequ
   return comm_s - std::min(std::clamp(overlap, 0.0, 1.0) * comm_s, std::max(0.0, gemm_s));
 }
 
+namespace {
+// The 16-bit tensor rate of a large compute-bound GEMM (8192^3) on this device: what fused
+// attention kernels, which keep their scores on chip, run at (llm_layer_cost).
+double large_gemm_flops_s(const LlmKernelPricer& k) {
+  constexpr double n = 8192;
+  const double s = k.gemm_s(n, n, n, 1, false);
+  return s > 0 ? 2.0 * n * n * n / s : k.peak_flops_s;
+}
+}  // namespace
+
 LlmLayerCost llm_layer_cost(const LlmJob& job, int64_t micro_batch, int tp, int cp, bool sp,
                             const LlmKernelPricer& k) {
   const LlmShape& s = job.shape;
@@ -114,11 +124,18 @@ LlmLayerCost llm_layer_cost(const LlmJob& job, int64_t micro_batch, int tp, int 
   // of 4); they skip the causal mask's upper blocks but run well below the GEMMs' efficiency
   // (FlashAttention-2 on A100: 50-73% of peak forward, 35-50% backward, vs ~80% for cuBLAS),
   // so the whole product at the GEMM rate stands for both (the llm-foundry rows' MFU stays
-  // flat to 64k tokens, which a 2x causal saving would not). Materialized scores stream
-  // through memory (softmax, dropout) in both passes.
+  // flat to 64k tokens, which a 2x causal saving would not). That rate is a large
+  // compute-bound GEMM's, whatever the head width: the scores stay on chip, so the products
+  // are not the DRAM GEMMs their shapes would make (QK^T writing S x S scores, a K of 64 at
+  // head dim 64), and FlashAttention-2's throughput at head dim 64 is close to 128's. Priced
+  // as those GEMMs, MPT-125M/350M (head dim 64) ran 30 % slow at 16-64k tokens while head dim
+  // 128 held (docs/parallel.md). Materialized scores (no flash kernels) are the batched GEMMs
+  // they are, and stream through memory (softmax, dropout) in both passes.
   // MaxText's splash attention on TPU does skip them (tpu_llm.hpp): half the products.
   const double causal = job.stack.causal_block_skip ? 0.5 : 1.0;
-  const double core = causal * (k.gemm_s(sl, S, dh, b * heads, false) + k.gemm_s(sl, dh, S, b * heads, false));
+  const double core = causal * (job.stack.flash_attention
+                                    ? 4.0 * sl * S * dh * b * heads / large_gemm_flops_s(k)
+                                    : k.gemm_s(sl, S, dh, b * heads, false) + k.gemm_s(sl, dh, S, b * heads, false));
   double attn_fwd = core, attn_bwd = (job.stack.flash_attention ? 2.5 : 2.0) * core;
   if (!job.stack.flash_attention) {
     const double scores = b * heads * sl * S;

@@ -320,3 +320,41 @@ TEST_CASE("fp8: the linear layers run at the fp8 rate, plus the casts of their i
   CHECK(fp8.attn_fwd_s == Approx(bf16.attn_fwd_s));
   CHECK(fp8.head_fwd_s == Approx(bf16.head_fwd_s));
 }
+
+namespace {
+// A GEMM whose tiles are 128 wide and deep: a dimension under 128 fills part of a tile (the
+// time of a full one), and the S x S output of an unfused QK^T is written at 1 TB/s.
+class TiledPricer final : public LlmKernelPricer {
+ public:
+  TiledPricer() {
+    memory_bytes_s = 1e12;
+    peak_flops_s = 200e12;
+  }
+  double gemm_s(double m, double n, double k, double batch, bool) const override {
+    const double math = 2 * m * std::max(n, 128.0) * std::max(k, 128.0) * batch / 100e12;
+    return std::max(math, 2 * m * n * batch / memory_bytes_s);
+  }
+};
+}  // namespace
+
+TEST_CASE("fused attention runs its products at a large GEMM's rate, whatever the head width", "[llm][time]") {
+  // The small decoder at head dim 64 (h 1024, 16 heads), sequence 2048, one sequence: QK^T and
+  // PV are 2 x 2 x 2048 x 2048 x 64 x 16 FLOPs = 17.2 GFLOP, at 100 TFLOP/s 172 us, the whole
+  // product (the masked half too; docs/parallel.md "Fused attention's rate").
+  LlmJob j = small_job();
+  j.stack.flash_attention = true;
+  j.stack.dropout = false;
+  const TiledPricer k;
+  const double flops = 4.0 * 2048 * 2048 * 64 * 16;
+  CHECK(llm_layer_cost(j, 1, 1, 1, false, k).attn_fwd_s == Approx(flops / 100e12));
+  // Unfused, the same products are the batched GEMMs their shapes make: QK^T's 64-deep K fills
+  // half a tile and PV's 64-wide N half, so twice the math, and QK^T writes its scores.
+  j.stack.flash_attention = false;
+  const double scores = 2048.0 * 2048 * 16;
+  const double unfused = std::max(2 * flops / 2 / 100e12, 2 * scores / 1e12) + 2 * flops / 2 / 100e12;
+  CHECK(llm_layer_cost(j, 1, 1, 1, false, k).attn_fwd_s == Approx(unfused + 2.0 * 2 * scores / 1e12));
+  // A splash kernel that skips the causal mask's empty blocks does half the products.
+  j.stack.flash_attention = true;
+  j.stack.causal_block_skip = true;
+  CHECK(llm_layer_cost(j, 1, 1, 1, false, k).attn_fwd_s == Approx(flops / 2 / 100e12));
+}
