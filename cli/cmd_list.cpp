@@ -1,4 +1,4 @@
-// `xpusim list devices|systems|clusters|offers|studies|models|frameworks`: what a first-time user can
+// `xpusim list devices|systems|clusters|offers|studies|models|frameworks|datasets`: what a first-time user can
 // name on the other commands, as a table or JSON. Offers come from configs/pricing/ plus a
 // SkyPilot vms.csv given with --catalog (each mapped to its xpusim device and system), with
 // their date, source and a warning for prices older than a year. The rows are built by
@@ -43,10 +43,10 @@ std::string cell(const nlohmann::json& v, const char* sep = ", ") {
 
 void register_list(CLI::App& app) {
   auto a = std::make_shared<ListArgs>();
-  auto* cmd = app.add_subcommand("list", "list what can be named: devices, systems, clusters, offers, studies, models, frameworks");
-  cmd->add_option("what", a->what, "devices | systems | clusters | offers | studies | models | frameworks")
+  auto* cmd = app.add_subcommand("list", "list what can be named: devices, systems, clusters, offers, studies, models, frameworks, datasets");
+  cmd->add_option("what", a->what, "devices | systems | clusters | offers | studies | models | frameworks | datasets")
       ->required()
-      ->check(CLI::IsMember({"devices", "systems", "clusters", "offers", "studies", "models", "frameworks"}));
+      ->check(CLI::IsMember({"devices", "systems", "clusters", "offers", "studies", "models", "frameworks", "datasets"}));
   add_format_option(*cmd, a->format, "table|json|csv|markdown", "table");
   cmd->add_option("--catalog", a->catalog, "offers: a SkyPilot vms.csv to list instead of configs/pricing/");
   cmd->add_option("--region", a->region, "offers: only this region (default with --catalog: each instance's cheapest)");

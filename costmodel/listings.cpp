@@ -12,6 +12,7 @@
 #include "costmodel/pricing.hpp"
 #include "costmodel/pricing_skypilot.hpp"
 #include "engine/framework_spec.hpp"
+#include "engine/platform_spec.hpp"
 #include "models/zoo.hpp"
 
 namespace xpusim::cost {
@@ -136,14 +137,14 @@ nlohmann::json list_offers(const ListingOptions& a, std::vector<std::string>& wa
 
 const std::vector<std::string>& listing_kinds() {
   static const std::vector<std::string> kinds{"devices", "systems", "clusters", "offers", "studies", "models",
-                                              "frameworks"};
+                                              "frameworks", "datasets"};
   return kinds;
 }
 
 Listing list_rows(const std::string& kind, const ListingOptions& o) {
   const auto& kinds = listing_kinds();
   if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end())
-    throw FieldError("kind", "unknown kind '" + kind + "' (devices, systems, clusters, offers, studies, models, frameworks)");
+    throw FieldError("kind", "unknown kind '" + kind + "' (devices, systems, clusters, offers, studies, models, frameworks, datasets)");
   if ((!o.catalog.empty() || !o.region.empty()) && kind != "offers")
     throw FieldError("catalog", "a catalog or region is only for offers");
   Listing l;
@@ -153,6 +154,17 @@ Listing list_rows(const std::string& kind, const ListingOptions& o) {
   } else if (kind == "frameworks") {
     l.rows = list_frameworks();
     l.table_columns = {"name", "names", "versions", "engines", "base", "neutral", "description"};
+  } else if (kind == "datasets") {
+    // configs/datasets.yaml is one file of many datasets: what `--dataset` and a model's
+    // `dataset:` may name, with the per-sample host cost and a text corpus's lengths.
+    for (const auto& [name, d] : load_datasets())
+      l.rows.push_back({{"name", name},
+                        {"train_examples", d.train_examples},
+                        {"host_preprocess_ms", d.host_preprocess_ms},
+                        {"document_tokens_mean", d.document_tokens_mean > 0 ? nlohmann::json(d.document_tokens_mean)
+                                                                            : nlohmann::json()},
+                        {"description", d.description}});
+    l.table_columns = {"name", "train_examples", "host_preprocess_ms", "document_tokens_mean", "description"};
   } else if (kind == "offers") {
     l.rows = list_offers(o, l.warnings);
     l.table_columns = {"offer", "provider", "region", "device", "count", "system", "on_demand_usd_per_h",

@@ -23,6 +23,10 @@ grep -q "Subcommands:" "$tmp/help" && grep -q "list" "$tmp/help" || fail "xpusim
 "$bin" list models --format json | jq -e '.models | map(.name) | index("resnet50") != null' >/dev/null ||
   fail "list models --format json lacks resnet50"
 "$bin" list clusters >/dev/null || fail "list clusters failed"
+# Datasets (what --dataset names): a text corpus shows its documents' mean length, an image set none.
+"$bin" list datasets --format json | jq -e '(.datasets[] | select(.name == "wikipedia_bookcorpus") | .document_tokens_mean > 0)
+  and (.datasets[] | select(.name == "imagenet") | .document_tokens_mean == null)' >/dev/null ||
+  fail "list datasets: wikipedia_bookcorpus's document length or imagenet's absence"
 # Frameworks: each profile with the names it answers to; the calibration stack says it is
 # neutral, a modelled stack does not; profiles sharing a name show the versions that pick them.
 "$bin" list frameworks --format json >"$tmp/fw.json"
