@@ -218,7 +218,7 @@ PreparedRequest prepare_request(const PredictRequest& r) {
         bin->second < bin->first) {
       PreparedRequest::Binned b{p.spec, key_of(p.spec),
                                 bert_pair_bins(bin->first, bin->second, ds.document_tokens_mean,
-                                               ds.sentence_tokens_mean)};
+                                               ds.sentence_tokens_mean, p.options.batch)};
       apply_seq_len(p.spec, step_tokens(b.bins));
       // Tokens a sample holds (its padding is not data).
       p.spec.tokens_per_sample = std::llround(b.bins.mean_sample_tokens);
@@ -294,6 +294,7 @@ StepReport run_prepared_binned(const PredictRequest& r, const PreparedRequest& p
   const SequenceBins& bins = p.binned->bins;
   rep.extra["seq_len_max_tokens"] = bins.max_tokens;
   rep.extra["seq_bin_tokens"] = bins.bin_tokens;
+  rep.extra["seq_bin_batch"] = bins.batch;
   rep.extra["seq_len_step_tokens"] = p.spec.input[0];
   rep.extra["seq_len_mean_padded_tokens"] = bins.mean_padded_tokens;
   rep.extra["seq_len_mean_sample_tokens"] = bins.mean_sample_tokens;

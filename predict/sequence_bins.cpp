@@ -98,8 +98,13 @@ void pairs_of(const std::vector<Document>& docs, size_t index, int64_t max_text,
   }
 }
 
+// LDDL rounds each batch's longest sample up to a multiple of this (the tensor cores' width).
+constexpr int64_t kAlignment = 8;
+
+int64_t aligned(int64_t tokens) { return (tokens + kAlignment - 1) / kAlignment * kAlignment; }
+
 SequenceBins count_bins(int64_t max_tokens, int64_t bin_tokens, double document_tokens_mean,
-                        double sentence_tokens_mean) {
+                        double sentence_tokens_mean, int64_t batch) {
   Draw draw(kSeed);
   const std::vector<Document> docs =
       make_corpus(document_tokens_mean, sentence_tokens_mean, max_tokens - kSpecialTokens, draw);
@@ -108,16 +113,32 @@ SequenceBins count_bins(int64_t max_tokens, int64_t bin_tokens, double document_
   SequenceBins out;
   out.max_tokens = max_tokens;
   out.bin_tokens = bin_tokens;
-  out.share.assign(static_cast<size_t>(max_tokens / bin_tokens), 0.0);
+  out.batch = batch;
+  const auto bins = static_cast<size_t>(max_tokens / bin_tokens);
+  out.share.assign(bins, 0.0);
+  // Samples per length (1..max_tokens), so each bin's longest-of-`batch` can be taken exactly.
+  std::vector<double> at(static_cast<size_t>(max_tokens) + 1, 0.0);
   double tokens = 0;
   for (int64_t len : lengths) {
-    out.share[static_cast<size_t>((len - 1) / bin_tokens)] += 1.0;
+    at[static_cast<size_t>(len)] += 1.0;
     tokens += static_cast<double>(len);
   }
   const auto n = static_cast<double>(lengths.size());
-  for (size_t k = 0; k < out.share.size(); ++k) {
-    out.share[k] /= n;
-    out.mean_padded_tokens += out.share[k] * static_cast<double>((static_cast<int64_t>(k) + 1) * bin_tokens);
+  const auto b = static_cast<double>(batch);
+  for (size_t k = 0; k < bins; ++k) {
+    const int64_t lo = static_cast<int64_t>(k) * bin_tokens + 1, hi = (static_cast<int64_t>(k) + 1) * bin_tokens;
+    double in_bin = 0;
+    for (int64_t x = lo; x <= hi; ++x) in_bin += at[static_cast<size_t>(x)];
+    if (in_bin == 0) continue;
+    out.share[k] = in_bin / n;
+    // E[aligned(max of `batch` draws)] = sum over x of aligned(x) P(max = x), P(max <= x) = F(x)^batch.
+    double below = 0, padded = 0;
+    for (int64_t x = lo; x <= hi; ++x) {
+      const double f0 = std::pow(below / in_bin, b);
+      below += at[static_cast<size_t>(x)];
+      padded += static_cast<double>(aligned(x)) * (std::pow(below / in_bin, b) - f0);
+    }
+    out.mean_padded_tokens += out.share[k] * std::min(padded, static_cast<double>(hi));
   }
   out.mean_sample_tokens = tokens / n;
   return out;
@@ -126,27 +147,27 @@ SequenceBins count_bins(int64_t max_tokens, int64_t bin_tokens, double document_
 }  // namespace
 
 SequenceBins bert_pair_bins(int64_t max_tokens, int64_t bin_tokens, double document_tokens_mean,
-                            double sentence_tokens_mean) {
+                            double sentence_tokens_mean, int64_t batch) {
   if (max_tokens <= kSpecialTokens + 1 || bin_tokens <= 0 || max_tokens % bin_tokens != 0 ||
-      !(document_tokens_mean > 0) || !(sentence_tokens_mean > 0))
-    throw InternalError("bert_pair_bins: needs max_tokens > 4 divisible by bin_tokens > 0 and positive means");
+      !(document_tokens_mean > 0) || !(sentence_tokens_mean > 0) || batch <= 0)
+    throw InternalError("bert_pair_bins: needs max_tokens > 4 divisible by bin_tokens > 0, positive means and batch");
   // A validation run asks for the same bins on every row: count them once per process.
   static std::mutex mu;
-  static std::map<std::tuple<int64_t, int64_t, double, double>, SequenceBins> memo;
-  const auto key = std::make_tuple(max_tokens, bin_tokens, document_tokens_mean, sentence_tokens_mean);
+  static std::map<std::tuple<int64_t, int64_t, double, double, int64_t>, SequenceBins> memo;
+  const auto key = std::make_tuple(max_tokens, bin_tokens, document_tokens_mean, sentence_tokens_mean, batch);
   {
     std::lock_guard<std::mutex> lock(mu);
     const auto it = memo.find(key);
     if (it != memo.end()) return it->second;
   }
-  SequenceBins bins = count_bins(max_tokens, bin_tokens, document_tokens_mean, sentence_tokens_mean);
+  SequenceBins bins = count_bins(max_tokens, bin_tokens, document_tokens_mean, sentence_tokens_mean, batch);
   std::lock_guard<std::mutex> lock(mu);
   return memo.emplace(key, std::move(bins)).first->second;
 }
 
 int64_t step_tokens(const SequenceBins& bins) {
-  const auto aligned = static_cast<int64_t>(std::ceil(bins.mean_padded_tokens / 8.0)) * 8;
-  return std::min(bins.max_tokens, std::max<int64_t>(8, aligned));
+  const auto up = static_cast<int64_t>(std::ceil(bins.mean_padded_tokens / static_cast<double>(kAlignment))) * kAlignment;
+  return std::min(bins.max_tokens, std::max(kAlignment, up));
 }
 
 }  // namespace xpusim

@@ -21,20 +21,23 @@ struct SequenceBins {
   int64_t bin_tokens = 0;         // width of a bin
   std::vector<double> share;      // share of samples, so of batches, per bin (shortest first)
   double mean_sample_tokens = 0;  // tokens a sample holds (specials included, padding not)
-  double mean_padded_tokens = 0;  // tokens a batch is padded to (its bin's upper edge), averaged
+  int64_t batch = 0;              // samples per batch (on one device), all from one bin
+  double mean_padded_tokens = 0;  // tokens a batch is padded to (its longest sample, aligned to 8), averaged
 };
 
 // The bins of BERT sentence pairs of at most `max_tokens` tokens (3 of them [CLS] and [SEP]),
 // made from documents of `document_tokens_mean` tokens in sentences of
-// `sentence_tokens_mean` (both means of exponential distributions), in bins of `bin_tokens`.
-// InternalError on a non-positive argument or a bin width that does not divide max_tokens.
+// `sentence_tokens_mean` (both means of exponential distributions), in bins of `bin_tokens`,
+// for batches of `batch` samples drawn from one bin: each is padded to its longest sample,
+// rounded up to a multiple of 8 (LDDL's sequence_length_alignment), the expectation taken over
+// the simulated lengths of the bin. InternalError on a non-positive argument or a bin width
+// that does not divide max_tokens.
 SequenceBins bert_pair_bins(int64_t max_tokens, int64_t bin_tokens, double document_tokens_mean,
-                            double sentence_tokens_mean);
+                            double sentence_tokens_mean, int64_t batch);
 
-// The length a step runs at: the mean padded length rounded up to a multiple of 8 (LDDL aligns
-// each batch to 8 tokens for the tensor cores). Time is close to linear in the length for a
-// BERT-sized model (attention scores are ~8 % of BERT-large's FLOPs at 512), so one graph at
-// the mean stands for the mix of bins.
+// The length a step runs at: the mean padded length rounded up to a multiple of 8. Time is
+// close to linear in the length for a BERT-sized model (attention scores are ~8 % of
+// BERT-large's FLOPs at 512), so one graph at the mean stands for the mix of bins.
 int64_t step_tokens(const SequenceBins& bins);
 
 }  // namespace xpusim

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <cmath>
 #include <numeric>
 
 #include "common/error.hpp"
@@ -23,15 +24,20 @@ TEST_CASE("sequence bins: one-sentence documents of a token or two give pairs of
           "[sequence_bins]") {
   // Each document is one sentence (mean 1 token, at least 1), so each chunk is that sentence
   // and takes its second segment from another such document, which ends after one sentence:
-  // [CLS] a [SEP] b [SEP] with a, b >= 1 is 5 tokens or a few more, all in the first bin, so
-  // every batch pads to 64 (the bin's upper edge) and the step runs at 64.
-  const SequenceBins b = bert_pair_bins(512, 64, 1, 1);
-  REQUIRE(b.share.size() == 8);
-  CHECK(b.share[0] == 1.0);
-  CHECK(b.mean_padded_tokens == 64.0);
-  CHECK(step_tokens(b) == 64);
-  CHECK(b.mean_sample_tokens >= 5.0);
-  CHECK(b.mean_sample_tokens < 10.0);
+  // [CLS] a [SEP] b [SEP] with a, b >= 1 is 5 tokens or a few more, all in the first bin. A
+  // batch pads to its longest sample rounded up to 8: 8 tokens, or 16 when one sample has 9+.
+  const SequenceBins one = bert_pair_bins(512, 64, 1, 1, 1);
+  REQUIRE(one.share.size() == 8);
+  CHECK(one.share[0] == 1.0);
+  CHECK(one.mean_sample_tokens >= 5.0);
+  CHECK(one.mean_sample_tokens < 8.0);
+  CHECK(one.mean_padded_tokens >= 8.0);
+  CHECK(one.mean_padded_tokens < 16.0);
+  // Batches of 1,000 always hold a sample of 9+ tokens, and now and then one of 17+: 16, or 24.
+  const double big = bert_pair_bins(512, 64, 1, 1, 1000).mean_padded_tokens;
+  CHECK(big >= 16.0);
+  CHECK(big < 24.0);
+  CHECK(step_tokens(one) == 8 * static_cast<int64_t>(std::ceil(one.mean_padded_tokens / 8)));
 }
 
 TEST_CASE("sequence bins: documents far longer than the maximum give mostly full pairs", "[sequence_bins]") {
@@ -39,7 +45,7 @@ TEST_CASE("sequence bins: documents far longer than the maximum give mostly full
   // as its document's target: the full 509 + 3 tokens, or for 10 % of documents a target drawn
   // in [2, 509]. Those documents are cut into proportionally more (shorter) pairs, so more than
   // 10 % of pairs are short, but the last bin still holds most of them.
-  const SequenceBins b = bert_pair_bins(512, 64, 1e5, 30);
+  const SequenceBins b = bert_pair_bins(512, 64, 1e5, 30, 16);
   CHECK(std::accumulate(b.share.begin(), b.share.end(), 0.0) == Approx(1.0));
   CHECK(b.share.back() > 0.6);
   CHECK(b.share.back() < 0.9);
@@ -48,27 +54,44 @@ TEST_CASE("sequence bins: documents far longer than the maximum give mostly full
   CHECK(step_tokens(b) >= b.mean_padded_tokens);
   CHECK(step_tokens(b) <= 512);
   // Huge documents are cut at 64 pairs' worth of tokens: the count stays bounded and the same.
-  CHECK(bert_pair_bins(512, 64, 1e9, 30).share.back() > 0.6);
+  CHECK(bert_pair_bins(512, 64, 1e9, 30, 16).share.back() > 0.6);
 }
 
-TEST_CASE("sequence bins: shorter documents give shorter pairs; the count is deterministic", "[sequence_bins]") {
-  const SequenceBins short_docs = bert_pair_bins(512, 64, 200, 30);
-  const SequenceBins wiki = bert_pair_bins(512, 64, 570, 30);
-  const SequenceBins long_docs = bert_pair_bins(512, 64, 2000, 30);
+TEST_CASE("sequence bins: shorter documents give shorter pairs; bigger batches pad further; deterministic",
+          "[sequence_bins]") {
+  const SequenceBins short_docs = bert_pair_bins(512, 64, 200, 30, 16);
+  const SequenceBins wiki = bert_pair_bins(512, 64, 570, 30, 16);
+  const SequenceBins long_docs = bert_pair_bins(512, 64, 2000, 30, 16);
   CHECK(short_docs.mean_padded_tokens < wiki.mean_padded_tokens);
   CHECK(wiki.mean_padded_tokens < long_docs.mean_padded_tokens);
   // Documents of ~570 tokens: most pairs are cut short by a document's end (their own or the
   // random one's), so well under the 512 an unbinned loader pads to.
   CHECK(wiki.mean_padded_tokens > 200);
   CHECK(wiki.mean_padded_tokens < 420);
+  // The longest of more samples is longer: 1 <= 4 <= 16 <= 256 per batch, and a batch of one
+  // pads only to its own length (rounded up to 8: at most 7 tokens of padding).
+  const SequenceBins b1 = bert_pair_bins(512, 64, 570, 30, 1);
+  const SequenceBins b4 = bert_pair_bins(512, 64, 570, 30, 4);
+  const SequenceBins b256 = bert_pair_bins(512, 64, 570, 30, 256);
+  CHECK(b1.share == wiki.share);
+  CHECK(b1.mean_padded_tokens < b4.mean_padded_tokens);
+  CHECK(b4.mean_padded_tokens < wiki.mean_padded_tokens);
+  CHECK(wiki.mean_padded_tokens < b256.mean_padded_tokens);
+  CHECK(b1.mean_padded_tokens >= b1.mean_sample_tokens);
+  CHECK(b1.mean_padded_tokens < b1.mean_sample_tokens + 7.0);
+  // At most the bins' upper edges.
+  double edges = 0;
+  for (size_t k = 0; k < b256.share.size(); ++k) edges += b256.share[k] * 64.0 * static_cast<double>(k + 1);
+  CHECK(b256.mean_padded_tokens <= edges);
   // The same arguments, the same bins (a fixed seed), bit for bit.
-  const SequenceBins again = bert_pair_bins(512, 64, 570, 30);
+  const SequenceBins again = bert_pair_bins(512, 64, 570, 30, 16);
   CHECK(again.share == wiki.share);
   CHECK(again.mean_padded_tokens == wiki.mean_padded_tokens);
-  // One bin as wide as the sequence: every batch padded to the full length.
-  CHECK(bert_pair_bins(512, 512, 570, 30).mean_padded_tokens == 512);
-  CHECK_THROWS_AS(bert_pair_bins(512, 60, 570, 30), InternalError);  // 60 does not divide 512
-  CHECK_THROWS_AS(bert_pair_bins(512, 64, 0, 30), InternalError);
+  // One bin as wide as the sequence, a batch that always holds a full pair: 512.
+  CHECK(bert_pair_bins(512, 512, 570, 30, 100000).mean_padded_tokens == Approx(512).margin(0.01));
+  CHECK_THROWS_AS(bert_pair_bins(512, 60, 570, 30, 16), InternalError);  // 60 does not divide 512
+  CHECK_THROWS_AS(bert_pair_bins(512, 64, 0, 30, 16), InternalError);
+  CHECK_THROWS_AS(bert_pair_bins(512, 64, 570, 30, 0), InternalError);
 }
 
 namespace {
@@ -93,6 +116,7 @@ TEST_CASE("predict: a binning loader runs 512-token steps at the bins' mean leng
   CHECK(step_len < 512);
   CHECK(binned.extra["seq_len_max_tokens"].get<int64_t>() == 512);
   CHECK(binned.extra["seq_bin_tokens"].get<int64_t>() == 64);
+  CHECK(binned.extra["seq_bin_batch"].get<int64_t>() == 16);
   // Time: between the step at the mean length alone and the full-length step.
   CHECK(binned.throughput_samples_per_s > 1.2 * full.throughput_samples_per_s);
   PredictRequest at_mean = bert_phase2("pytorch", DataSource::synthetic, step_len);
