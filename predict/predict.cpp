@@ -178,12 +178,13 @@ PreparedRequest prepare_request(const PredictRequest& r) {
   p.options.precision = request_precision(r);
   p.spec = find_model(r.model, r.onnx);
   if (r.seq_len > 0) apply_seq_len(p.spec, r.seq_len);
-  // Real data needs the model's dataset (decode and augmentation cost per sample); an
-  // imported ONNX file names none.
+  // The request's corpus instead of the model file's (--dataset, a reference row's column).
   if (!r.dataset.empty()) {
     find_dataset(r.dataset, "dataset");  // a misspelt name is the flag's error, whatever the data
     p.spec.dataset = r.dataset;
   }
+  // Real data needs the model's dataset (decode and augmentation cost per sample); an
+  // imported ONNX file names none.
   if (r.data == DataSource::real && p.spec.dataset.empty())
     throw FieldError("data", "model '" + r.model + "' names no dataset (an imported ONNX model): use synthetic data");
   std::string opt = r.optimizer.empty() ? p.spec.optimizer : r.optimizer;

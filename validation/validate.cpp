@@ -111,15 +111,17 @@ std::string row_framework(const ReferenceRow& row) {
     return row.framework;
   }
 }
-}  // namespace
 
-static std::string dataset_key(const std::string& csv_name) {
-  // The CSVs spell datasets as their sources do (`wikipedia+bookcorpus`, `squad_v1.1`).
+// A reference row's dataset as configs/datasets.yaml names it, or "" (the model file's) when
+// none is. The CSVs spell datasets as their sources do (`wikipedia+bookcorpus`, `squad_v1.1`).
+std::string dataset_key(const std::string& csv_name) {
   std::string key;
-  for (char c : csv_name) key += c == '+' || c == '.' || c == '-' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char c : csv_name)
+    key += c == '+' || c == '.' || c == '-' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (key.empty() || !load_datasets().count(key)) return "";
   return key;
 }
+}  // namespace
 
 PredictRequest request_for_row(const ReferenceRow& row) {
   PredictRequest q;

@@ -5,9 +5,9 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <cmath>
 #include <numeric>
 
 #include "common/error.hpp"
@@ -16,6 +16,8 @@
 #include "predict/predict.hpp"
 #include "predict/sequence_bins.hpp"
 #include "tests/unit/predict_request.hpp"
+#include "validation/reference_csv.hpp"
+#include "validation/validate.hpp"
 
 using namespace xpusim;
 namespace fs = std::filesystem;
@@ -179,4 +181,21 @@ TEST_CASE("sequence bins: bad profile and dataset fields are the file's errors",
       d.write("datasets.yaml", "text:\n  train_examples: 10\n  document_tokens_mean: 500\n");
   CHECK(error_of([&] { load_datasets_file(half); }).find("give document_tokens_mean and sentence_tokens_mean together") !=
         std::string::npos);
+}
+
+TEST_CASE("validate: a row's dataset column reaches predict as configs/datasets.yaml names it", "[sequence_bins][validation]") {
+  const std::string head =
+      "source,device,num_devices,setup,framework,model,dataset,batch_per_device,precision,data,metric,value,unit,note\n";
+  auto row_with = [&](const std::string& dataset) {
+    const auto rows = validation::parse_reference_csv(
+        head + "s,a100_sxm4_80gb,1,dgx_a100,pytorch,bert_large," + dataset + ",16,tf32,real,train_throughput,1,sequences/s,\n",
+        "ref.csv");
+    REQUIRE(rows.size() == 1);
+    return validation::request_for_row(rows[0]);
+  };
+  // The sources' spelling: '+' (and '.', '-') for '_'.
+  CHECK(row_with("wikipedia+bookcorpus").dataset == "wikipedia_bookcorpus");
+  CHECK(row_with("imagenet").dataset == "imagenet");
+  // A name the file does not hold leaves the model's own (SQuAD is not a dataset entry).
+  CHECK(row_with("squad_v1.1").dataset.empty());
 }
