@@ -103,45 +103,42 @@ constexpr int64_t kAlignment = 8;
 
 int64_t aligned(int64_t tokens) { return (tokens + kAlignment - 1) / kAlignment * kAlignment; }
 
-SequenceBins count_bins(int64_t max_tokens, int64_t bin_tokens, double document_tokens_mean,
-                        double sentence_tokens_mean, int64_t batch) {
+// How many simulated pairs have each length (index 1..max_tokens), and their mean: what the
+// corpus gives, whatever the bins and batch the loader then groups them into.
+struct LengthCounts {
+  std::vector<double> at;
+  double pairs = 0, mean_tokens = 0;
+};
+
+LengthCounts count_lengths(int64_t max_tokens, double document_tokens_mean, double sentence_tokens_mean) {
   Draw draw(kSeed);
   const std::vector<Document> docs =
       make_corpus(document_tokens_mean, sentence_tokens_mean, max_tokens - kSpecialTokens, draw);
   std::vector<int64_t> lengths;
   for (size_t d = 0; d < docs.size(); ++d) pairs_of(docs, d, max_tokens - kSpecialTokens, draw, lengths);
-  SequenceBins out;
-  out.max_tokens = max_tokens;
-  out.bin_tokens = bin_tokens;
-  out.batch = batch;
-  const auto bins = static_cast<size_t>(max_tokens / bin_tokens);
-  out.share.assign(bins, 0.0);
-  // Samples per length (1..max_tokens), so each bin's longest-of-`batch` can be taken exactly.
-  std::vector<double> at(static_cast<size_t>(max_tokens) + 1, 0.0);
+  LengthCounts c;
+  c.at.assign(static_cast<size_t>(max_tokens) + 1, 0.0);
   double tokens = 0;
   for (int64_t len : lengths) {
-    at[static_cast<size_t>(len)] += 1.0;
+    c.at[static_cast<size_t>(len)] += 1.0;
     tokens += static_cast<double>(len);
   }
-  const auto n = static_cast<double>(lengths.size());
-  const auto b = static_cast<double>(batch);
-  for (size_t k = 0; k < bins; ++k) {
-    const int64_t lo = static_cast<int64_t>(k) * bin_tokens + 1, hi = (static_cast<int64_t>(k) + 1) * bin_tokens;
-    double in_bin = 0;
-    for (int64_t x = lo; x <= hi; ++x) in_bin += at[static_cast<size_t>(x)];
-    if (in_bin == 0) continue;
-    out.share[k] = in_bin / n;
-    // E[aligned(max of `batch` draws)] = sum over x of aligned(x) P(max = x), P(max <= x) = F(x)^batch.
-    double below = 0, padded = 0;
-    for (int64_t x = lo; x <= hi; ++x) {
-      const double f0 = std::pow(below / in_bin, b);
-      below += at[static_cast<size_t>(x)];
-      padded += static_cast<double>(aligned(x)) * (std::pow(below / in_bin, b) - f0);
-    }
-    out.mean_padded_tokens += out.share[k] * std::min(padded, static_cast<double>(hi));
-  }
-  out.mean_sample_tokens = tokens / n;
-  return out;
+  c.pairs = static_cast<double>(lengths.size());
+  c.mean_tokens = tokens / c.pairs;
+  return c;
+}
+
+// The simulation is the costly part and depends on the corpus and the length only: a
+// validation run asks for it on every row at several batches, so it runs once per process.
+const LengthCounts& cached_lengths(int64_t max_tokens, double document_tokens_mean, double sentence_tokens_mean) {
+  static std::mutex mu;
+  static std::map<std::tuple<int64_t, double, double>, LengthCounts> memo;
+  const auto key = std::make_tuple(max_tokens, document_tokens_mean, sentence_tokens_mean);
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = memo.find(key);
+  if (it == memo.end())
+    it = memo.emplace(key, count_lengths(max_tokens, document_tokens_mean, sentence_tokens_mean)).first;
+  return it->second;  // std::map nodes stay put: the reference outlives the lock
 }
 
 }  // namespace
@@ -151,18 +148,31 @@ SequenceBins bert_pair_bins(int64_t max_tokens, int64_t bin_tokens, double docum
   if (max_tokens <= kSpecialTokens + 1 || bin_tokens <= 0 || max_tokens % bin_tokens != 0 ||
       !(document_tokens_mean > 0) || !(sentence_tokens_mean > 0) || batch <= 0)
     throw InternalError("bert_pair_bins: needs max_tokens > 4 divisible by bin_tokens > 0, positive means and batch");
-  // A validation run asks for the same bins on every row: count them once per process.
-  static std::mutex mu;
-  static std::map<std::tuple<int64_t, int64_t, double, double, int64_t>, SequenceBins> memo;
-  const auto key = std::make_tuple(max_tokens, bin_tokens, document_tokens_mean, sentence_tokens_mean, batch);
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    const auto it = memo.find(key);
-    if (it != memo.end()) return it->second;
+  const LengthCounts& c = cached_lengths(max_tokens, document_tokens_mean, sentence_tokens_mean);
+  SequenceBins out;
+  out.max_tokens = max_tokens;
+  out.bin_tokens = bin_tokens;
+  out.batch = batch;
+  out.mean_sample_tokens = c.mean_tokens;
+  const auto bins = static_cast<size_t>(max_tokens / bin_tokens);
+  out.share.assign(bins, 0.0);
+  const auto b = static_cast<double>(batch);
+  for (size_t k = 0; k < bins; ++k) {
+    const int64_t lo = static_cast<int64_t>(k) * bin_tokens + 1, hi = (static_cast<int64_t>(k) + 1) * bin_tokens;
+    double in_bin = 0;
+    for (int64_t x = lo; x <= hi; ++x) in_bin += c.at[static_cast<size_t>(x)];
+    if (in_bin == 0) continue;
+    out.share[k] = in_bin / c.pairs;
+    // E[aligned(max of `batch` draws)] = sum over x of aligned(x) P(max = x), P(max <= x) = F(x)^batch.
+    double below = 0, padded = 0;
+    for (int64_t x = lo; x <= hi; ++x) {
+      const double f0 = std::pow(below / in_bin, b);
+      below += c.at[static_cast<size_t>(x)];
+      padded += static_cast<double>(aligned(x)) * (std::pow(below / in_bin, b) - f0);
+    }
+    out.mean_padded_tokens += out.share[k] * std::min(padded, static_cast<double>(hi));
   }
-  SequenceBins bins = count_bins(max_tokens, bin_tokens, document_tokens_mean, sentence_tokens_mean, batch);
-  std::lock_guard<std::mutex> lock(mu);
-  return memo.emplace(key, std::move(bins)).first->second;
+  return out;
 }
 
 int64_t step_tokens(const SequenceBins& bins) {
